@@ -1,0 +1,47 @@
+# The two commands of the README:   make book   (build the site)   and   make test   (every check).
+# Each creates .venv on first use (or when pyproject.toml / constraints.txt change) and installs
+# the exact versions pinned in constraints.txt, so it works on a fresh machine with Python 3.11.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(CURDIR)/$(VENV)/bin
+STAMP  := $(VENV)/.installed
+# The venv's bin first, so notebook kernels (nbval, the book build) run the venv's Python.
+export PATH := $(BIN):$(PATH)
+
+BUILD_FLAGS := -n -W --keep-going
+NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+.PHONY: book test lint serve constraints clean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade "pip>=23.2"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[book,test]"
+	touch $(STAMP)
+
+## make book: build the site into _build/html (re-executes only the notebooks that changed)
+book: $(STAMP)
+	$(BIN)/jupyter-book build . --builder html $(BUILD_FLAGS)
+
+## make test: lint, library tests and doctests, every notebook through nbval, then the book build
+test: $(STAMP)
+	$(BIN)/ruff check mlmlib tests
+	$(BIN)/python -m pytest --doctest-modules $(NBVAL_FLAGS) mlmlib tests notebooks
+	$(MAKE) --no-print-directory book
+
+lint: $(STAMP)
+	$(BIN)/ruff check mlmlib tests
+
+## make serve: look at the built site on http://localhost:8000 (after make book)
+serve:
+	$(PYTHON) -m http.server --directory _build/html 8000
+
+## make constraints: re-pin every package from the current .venv (review the diff before committing)
+constraints: $(STAMP)
+	{ sed -n '/^#/p' constraints.txt; $(BIN)/python -m pip freeze --exclude-editable \
+	  | sed 's/^torch==\([0-9.]*\)+cpu/torch==\1/' | LC_ALL=C sort -f; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
+
+clean:
+	rm -rf _build

@@ -1,0 +1,14 @@
+"""mlmlib - the library behind the executable course on masked language modeling (BERT).
+
+One module per stage of the loss ``L_MLM = -sum_{i in M} log P(x_i | x_\\M)``:
+
+* :mod:`mlmlib.masking` - hide: choose the set M and corrupt the input.
+* :mod:`mlmlib.loss` - softmax, ``-log`` of the truth, sum over M.
+* :mod:`mlmlib.plots` - the course's figures (never imported by the core).
+* :mod:`mlmlib.exercises` - checkers for the chapters' exercises (never imported by the core).
+
+Import the module you need (``from mlmlib.loss import softmax``); importing ``mlmlib`` alone
+loads nothing heavy.
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,337 @@
+r"""mlmlib.masking - the first stage of the pipeline, hide: choose the set M, corrupt the input.
+
+Does:
+
+* :func:`mask_positions` hides the positions *you* name (the course's worked examples).
+* :func:`choose_positions` picks M at random by one of two documented rules:
+
+  - ``"bert"``: exactly ``min(max_predictions, max(1, round(n * rate)))`` of the ``n``
+    candidates (Google's BERT ``create_pretraining_data.py`` and d2l). Python's ``round``
+    rounds halves to even, and so does this function.
+  - ``"bernoulli"``: each candidate independently with probability ``rate`` (Hugging Face's
+    ``DataCollatorForLanguageModeling``). ``|M|`` then varies, and can be 0.
+
+* :func:`mask_tokens` does BERT's corruption on a batch of token ids: of the chosen positions,
+  80% become ``[MASK]``, 10% a random word, 10% stay as they are (all three shares configurable),
+  and the labels keep the original token at every chosen position and ``IGNORE_INDEX``
+  elsewhere. It is vectorized (no Python loop per token), works on ``(T,)`` or ``(B, T)``
+  batches with padding, supports whole-word masking of WordPiece ``##`` pieces, and never
+  changes the caller's tensor.
+
+Two departures from the reference implementations, both on purpose:
+
+* special tokens (``[CLS]``, ``[SEP]``, ``[PAD]``, ``[MASK]``, ...) are never chosen, *and* the
+  random replacement is drawn from ordinary tokens only. Google's BERT, Hugging Face's collator
+  and d2l all draw the replacement from the whole vocabulary, so they can write ``[PAD]``,
+  ``[CLS]`` or even ``[MASK]`` into a sentence.
+* Google's BERT computes ``n`` as the sequence length *including* ``[CLS]`` and ``[SEP]``; here
+  ``n`` is the number of candidates (positions that may be chosen). Under whole-word masking,
+  the ``"bert"`` count is a count of words, where Google counts pieces and skips a word that
+  would overshoot.
+
+Does not: tokenize text (:mod:`mlmlib.tokenizer`) or compute any loss (:mod:`mlmlib.loss`).
+Every random draw comes from the ``rng`` argument: a seed (int) or a ``torch.Generator``.
+
+>>> import torch
+>>> from mlmlib.masking import mask_positions
+>>> mask_positions(["the", "cat", "sat", "on", "the", "mat"], [1])
+(['the', '[MASK]', 'sat', 'on', 'the', 'mat'], [None, 'cat', None, None, None, None])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+import torch
+
+from mlmlib.constants import IGNORE_INDEX
+
+__all__ = [
+    "IGNORE_INDEX",
+    "MaskedBatch",
+    "bert_count",
+    "choose_positions",
+    "is_continuation",
+    "mask_positions",
+    "mask_tokens",
+]
+
+RULES = ("bert", "bernoulli")
+
+
+class MaskedBatch(NamedTuple):
+    """What :func:`mask_tokens` returns: new tensors, the caller's are untouched."""
+
+    input_ids: torch.Tensor  # the corrupted ids the model reads
+    labels: torch.Tensor  # the original id where a position is in M, IGNORE_INDEX elsewhere
+
+
+def _generator(rng) -> torch.Generator:
+    """A ``torch.Generator`` from a seed or a generator; there is no hidden global randomness."""
+    if isinstance(rng, torch.Generator):
+        return rng
+    if isinstance(rng, bool) or not isinstance(rng, int):
+        raise TypeError("rng must be a seed (int) or a torch.Generator, got "
+                        f"{type(rng).__name__}; every random choice in mlmlib is seeded")
+    return torch.Generator().manual_seed(rng)
+
+
+def _check_probability(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name} must be a number in [0, 1], got {type(value).__name__}")
+    if not 0.0 <= value <= 1.0:  # also catches NaN
+        raise ValueError(f"{name} must lie in [0, 1], got {value}")
+    return float(value)
+
+
+def _check_rule(rule: str) -> None:
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+
+
+def _check_max_predictions(max_predictions) -> None:
+    if max_predictions is None:
+        return
+    if isinstance(max_predictions, bool) or not isinstance(max_predictions, int):
+        raise TypeError("max_predictions must be a whole number or None")
+    if max_predictions < 1:
+        raise ValueError(f"max_predictions must be at least 1, got {max_predictions}")
+
+
+# |M| = min(max_predictions, max(1, round(n * rate)))     (and 0 when there is no candidate)
+def bert_count(n: int, rate: float = 0.15, max_predictions: int | None = None) -> int:
+    """How many of ``n`` candidates the ``"bert"`` rule masks.
+
+    >>> bert_count(4), bert_count(100), bert_count(512, max_predictions=20)
+    (1, 15, 20)
+    """
+    rate = _check_probability(rate, "rate")
+    _check_max_predictions(max_predictions)
+    if n <= 0:
+        return 0
+    k = max(1, round(n * rate))
+    return min(k, n) if max_predictions is None else min(k, n, max_predictions)
+
+
+def _bert_counts(n: torch.Tensor, rate: float, max_predictions: int | None) -> torch.Tensor:
+    """Vectorized :func:`bert_count` for a tensor of candidate counts ``n``."""
+    # float64 and round-half-to-even, exactly as Python's round(n * rate) does
+    k = torch.round(n.double() * rate).long().clamp(min=1)
+    if max_predictions is not None:
+        k = k.clamp(max=max_predictions)
+    return torch.minimum(k, n)
+
+
+def _select(candidates: torch.Tensor, rate: float, rule: str, max_predictions: int | None,
+            gen: torch.Generator) -> torch.Tensor:
+    """Choose among ``candidates`` (a bool tensor ``(B, U)``); returns a bool tensor ``(B, U)``."""
+    keys = torch.rand(candidates.shape, generator=gen)
+    if rule == "bernoulli":
+        return candidates & (keys < rate)
+    # "bert": the k candidates with the smallest random keys in each row
+    keys = keys.masked_fill(~candidates, 2.0)  # non-candidates sort last
+    rank = keys.argsort(dim=1).argsort(dim=1)  # (B, U): 0 for the smallest key
+    k = _bert_counts(candidates.sum(dim=1), rate, max_predictions)  # (B,)
+    return rank < k[:, None]
+
+
+def choose_positions(candidates, rate: float = 0.15, *, rule: str = "bert",
+                     max_predictions: int | None = None, rng) -> torch.Tensor:
+    """Choose the masked set M among the candidate positions.
+
+    Args:
+        candidates: ``n`` (positions ``0..n-1``) or a sequence of candidate positions.
+        rate: the masking rate, 0.15 in BERT.
+        rule: ``"bert"`` (an exact count) or ``"bernoulli"`` (each candidate independently).
+        max_predictions: a cap on ``|M|`` for the ``"bert"`` rule (Google's BERT uses 20).
+        rng: a seed or a ``torch.Generator``.
+
+    Returns:
+        the chosen positions, sorted, as a 1-D ``torch.long`` tensor (possibly empty).
+
+    >>> choose_positions(10, rng=0)
+    tensor([2, 3])
+    """
+    _check_rule(rule)
+    rate = _check_probability(rate, "rate")
+    _check_max_predictions(max_predictions)
+    if isinstance(candidates, bool):
+        raise TypeError("candidates must be a count n or a sequence of positions")
+    if isinstance(candidates, int):
+        if candidates < 0:
+            raise ValueError(f"the number of candidates cannot be negative, got {candidates}")
+        pool = torch.arange(candidates)
+    else:
+        pool = torch.as_tensor(candidates if isinstance(candidates, torch.Tensor)
+                               else list(candidates))
+        not_whole = pool.is_floating_point() or pool.dtype == torch.bool
+        if pool.ndim != 1 or (pool.numel() and not_whole):
+            raise TypeError("candidates must be a count n or a 1-D sequence of integer positions")
+        pool = pool.long()
+        if pool.unique().numel() != pool.numel():
+            raise ValueError("candidates contain a position twice")
+    chosen = _select(torch.ones(1, pool.numel(), dtype=torch.bool), rate, rule, max_predictions,
+                     _generator(rng))[0]
+    return pool[chosen].sort().values
+
+
+def is_continuation(pieces: Sequence[str]) -> list[bool]:
+    """Which WordPiece pieces continue the word before them (they start with ``##``).
+
+    >>> is_continuation(["the", "em", "##bed", "##ding", "works"])
+    [False, False, True, True, False]
+    """
+    return [p.startswith("##") for p in pieces]
+
+
+def mask_positions(tokens, positions: Iterable[int], mask_token="[MASK]"):
+    """Hide the named positions: a new sequence with ``mask_token`` there, and the labels.
+
+    ``tokens`` is a list of words (labels: the hidden word, ``None`` elsewhere) or a 1-D tensor
+    of ids (labels: the hidden id, ``IGNORE_INDEX`` elsewhere). Positions count from 0.
+
+    >>> mask_positions(["the", "cat", "sat"], [5])
+    Traceback (most recent call last):
+    ...
+    ValueError: cannot mask position 5 in a 3-token sentence (positions are 0..2)
+    """
+    is_tensor = isinstance(tokens, torch.Tensor)
+    if is_tensor and tokens.ndim != 1:
+        raise ValueError(f"mask_positions takes one sentence (1-D), got shape "
+                         f"{tuple(tokens.shape)}")
+    n = len(tokens)
+    seen: set[int] = set()
+    for p in positions:
+        if isinstance(p, torch.Tensor) and p.ndim == 0:
+            p = p.item()
+        if isinstance(p, bool) or not isinstance(p, int):
+            raise TypeError(f"a position must be a whole number, got {p!r}")
+        if not 0 <= p < n:
+            raise ValueError(f"cannot mask position {p} in a {n}-token sentence "
+                             f"(positions are 0..{n - 1})")
+        if p in seen:
+            raise ValueError(f"position {p} is listed twice; M is a set")
+        seen.add(p)
+    if is_tensor:
+        index = torch.tensor(sorted(seen), dtype=torch.long)
+        corrupted = tokens.clone()
+        corrupted[index] = mask_token
+        labels = torch.full_like(tokens, IGNORE_INDEX)
+        labels[index] = tokens[index]
+        return corrupted, labels
+    corrupted = [mask_token if i in seen else t for i, t in enumerate(tokens)]
+    labels = [t if i in seen else None for i, t in enumerate(tokens)]
+    return corrupted, labels
+
+
+def _check_ids(input_ids, vocab_size: int) -> torch.Tensor:
+    if not isinstance(input_ids, torch.Tensor):
+        raise TypeError(f"input_ids must be a torch tensor of token ids, got "
+                        f"{type(input_ids).__name__}")
+    if input_ids.is_floating_point() or input_ids.is_complex() or input_ids.dtype == torch.bool:
+        raise TypeError(f"input_ids must be integer token ids, got dtype {input_ids.dtype}")
+    if input_ids.ndim not in (1, 2):
+        raise ValueError(f"input_ids must have shape (T,) or (B, T), got {tuple(input_ids.shape)}")
+    if input_ids.numel() and (input_ids.min() < 0 or input_ids.max() >= vocab_size):
+        bad = ((input_ids < 0) | (input_ids >= vocab_size)).nonzero()[0].tolist()
+        raise ValueError(f"token id {input_ids[tuple(bad)].item()} at position {tuple(bad)} is "
+                         f"outside the vocabulary of {vocab_size} words")
+    return input_ids
+
+
+def _whole_words(cont: torch.Tensor, ordinary: torch.Tensor):
+    """Group pieces into words: per position, the index of its word and whether it is a candidate.
+
+    A word is a piece that does not continue the one before it, plus its ``##`` pieces. Words
+    are candidates when their first piece is an ordinary token.
+    """
+    starts = ~cont  # (B, T)
+    word = starts.long().cumsum(dim=1) - 1  # (B, T): -1 for pieces before any word start
+    start_ok = starts & ordinary  # (B, T)
+    word_ok = torch.zeros(cont.shape, dtype=torch.bool)  # (B, U=T): candidate flag per word
+    rows, _ = starts.nonzero(as_tuple=True)  # one entry per word, in row-major order
+    word_ok[rows, word[starts]] = start_ok[starts]
+    return word, word_ok
+
+
+def mask_tokens(input_ids: torch.Tensor, *, vocab_size: int, mask_token_id: int,
+                special_ids: Iterable[int], rng, rate: float = 0.15, rule: str = "bernoulli",
+                mask_prob: float = 0.8, random_prob: float = 0.1,
+                max_predictions: int | None = None,
+                continuation: torch.Tensor | None = None) -> MaskedBatch:
+    """BERT's corruption of a batch: choose M, then [MASK] / random word / unchanged.
+
+    Args:
+        input_ids: integer ids, shape ``(T,)`` or ``(B, T)``; padding is a special id.
+        vocab_size: ``|V|``; ids run from 0 to ``vocab_size - 1``.
+        mask_token_id: the id of ``[MASK]`` (must be one of ``special_ids``).
+        special_ids: ids never chosen and never used as a random replacement.
+        rng: a seed or a ``torch.Generator``.
+        rate: the share of candidates chosen (0.15 in BERT).
+        rule: ``"bernoulli"`` (Hugging Face, the default) or ``"bert"`` (exact count per row).
+        mask_prob, random_prob: of the chosen positions, the share written as ``[MASK]`` and
+            the share replaced by a random ordinary word; the rest, ``1 - mask_prob -
+            random_prob``, keep their word. Each is an unconditional share (0.1, not the 0.5
+            that Hugging Face's code uses for "half of the remaining 20%").
+        max_predictions: a cap on ``|M|`` per row (``"bert"`` rule only).
+        continuation: optional bool tensor like ``input_ids``, True on ``##`` pieces; then
+            whole words are chosen (every piece of a chosen word is in M) and each piece is
+            then corrupted on its own draw, as in Google's and Hugging Face's code.
+
+    Returns:
+        ``MaskedBatch(input_ids, labels)``, new tensors of the input's shape; ``input_ids``
+        keeps the input's dtype, ``labels`` are ``torch.long``.
+    """
+    _check_rule(rule)
+    rate = _check_probability(rate, "rate")
+    mask_prob = _check_probability(mask_prob, "mask_prob")
+    random_prob = _check_probability(random_prob, "random_prob")
+    if mask_prob + random_prob > 1.0 + 1e-12:
+        raise ValueError(f"mask_prob + random_prob = {mask_prob + random_prob:g} is more than 1; "
+                         "the rest (kept unchanged) cannot be negative")
+    _check_max_predictions(max_predictions)
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
+        raise TypeError("vocab_size must be a whole number")
+    if vocab_size < 1:
+        raise ValueError(f"empty vocabulary: vocab_size must be at least 1, got {vocab_size}")
+    ids = _check_ids(input_ids, vocab_size)
+    specials = torch.as_tensor(sorted(set(special_ids)), dtype=torch.long)
+    if specials.numel() and (specials.min() < 0 or specials.max() >= vocab_size):
+        raise ValueError(f"special_ids {specials.tolist()} must be ids inside the vocabulary "
+                         f"of {vocab_size} words")
+    if not (specials == mask_token_id).any():
+        raise ValueError(f"mask_token_id {mask_token_id} must be one of special_ids "
+                         f"{specials.tolist()}")
+    ordinary_ids = torch.ones(vocab_size, dtype=torch.bool)
+    ordinary_ids[specials] = False
+    pool = ordinary_ids.nonzero().squeeze(1)  # the ids a random replacement may take
+    if random_prob > 0 and pool.numel() == 0:
+        raise ValueError("the vocabulary has no ordinary word to use as a random replacement")
+    gen = _generator(rng)
+
+    flat = ids.detach().reshape(1, -1) if ids.ndim == 1 else ids.detach()  # (B, T)
+    ordinary = ordinary_ids[flat]  # (B, T): positions that may be chosen
+    if continuation is None:
+        chosen = _select(ordinary, rate, rule, max_predictions, gen)  # (B, T)
+    else:
+        if not isinstance(continuation, torch.Tensor) or continuation.dtype != torch.bool:
+            raise TypeError("continuation must be a bool tensor (True on ## pieces)")
+        if continuation.shape != ids.shape:
+            raise ValueError(f"continuation has shape {tuple(continuation.shape)} but input_ids "
+                             f"have shape {tuple(ids.shape)}")
+        cont = continuation.reshape(flat.shape)
+        word, word_ok = _whole_words(cont, ordinary)  # (B, T), (B, U)
+        word_chosen = _select(word_ok, rate, rule, max_predictions, gen)  # (B, U)
+        chosen = word_chosen.gather(1, word.clamp(min=0)) & (word >= 0) & ordinary  # (B, T)
+
+    # one uniform draw per position decides its fate: [MASK] | random word | unchanged
+    u = torch.rand(flat.shape, generator=gen)
+    to_mask = chosen & (u < mask_prob)
+    to_random = chosen & (u >= mask_prob) & (u < mask_prob + random_prob)
+    corrupted = torch.where(to_mask, torch.as_tensor(mask_token_id, dtype=flat.dtype), flat)
+    if len(pool):  # (an all-special vocabulary is allowed when random_prob is 0)
+        replacement = pool[torch.randint(len(pool), flat.shape, generator=gen)]  # (B, T)
+        corrupted = torch.where(to_random, replacement.to(flat.dtype), corrupted)
+    labels = torch.where(chosen, flat.long(), IGNORE_INDEX)  # (B, T), long as PyTorch wants
+    return MaskedBatch(corrupted.reshape(ids.shape), labels.reshape(ids.shape))

@@ -1,0 +1,104 @@
+"""Tests of the project: packaging files agree, imports point one way, modules state their scope."""
+
+import ast
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+LIB = ROOT / "mlmlib"
+# conda-forge names that differ from PyPI's
+CONDA_TO_PYPI = {"pytorch": "torch"}
+
+
+def _split(spec: str) -> tuple[str, str]:
+    """'jupyter-book>=1.0.4,<2' -> ('jupyter-book', '>=1.0.4,<2'), names normalised."""
+    name, rest = re.match(r"\s*([A-Za-z0-9_.\-]+)\s*(.*)", spec).groups()
+    name = re.sub(r"[-_.]+", "-", name).lower()
+    return CONDA_TO_PYPI.get(name, name), rest.replace(" ", "")
+
+
+def test_environment_yml_lists_what_pyproject_lists():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pip_specs = list(project["dependencies"])
+    for extra in project["optional-dependencies"].values():
+        pip_specs += extra
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    conda_specs = [d for d in env["dependencies"] if isinstance(d, str)]
+    conda = dict(_split(s) for s in conda_specs if not s.startswith(("python", "pip")))
+    pip = dict(_split(s) for s in pip_specs)
+    assert conda == pip
+    python = [s for s in conda_specs if s.startswith("python")]
+    assert python == ["python=3.11"]
+
+
+def test_constraints_pin_every_requirement_exactly():
+    pins = {}
+    for line in (ROOT / "constraints.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, version = line.split("==")
+            pins[_split(name)[0]] = version
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = list(project["dependencies"])
+    for extra in project["optional-dependencies"].values():
+        wanted += extra
+    for spec in wanted:
+        assert _split(spec)[0] in pins, f"{spec} is not pinned in constraints.txt"
+    assert pins["torch"] == "2.13.0"
+
+
+def _mlmlib_imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            raise AssertionError(f"{path.name}: use absolute imports (from mlmlib.x import y)")
+    return {n.split(".")[1] for n in names if n.startswith("mlmlib.")}
+
+
+# Who may import whom (DEVELOPERS.md): loss and masking use no other stage; model may use loss;
+# train uses model and the data; nothing in the core imports plots, widgets or exercises.
+ALLOWED = {
+    "constants": set(),
+    "loss": {"constants"},
+    "masking": {"constants"},
+    "model": {"constants", "loss"},
+    "tokenizer": {"constants"},
+    "corpora": {"constants", "tokenizer", "masking"},
+    "train": {"constants", "loss", "masking", "model", "tokenizer", "corpora"},
+    "hf": {"constants", "model", "tokenizer"},
+    "plots": {"constants", "loss", "masking"},
+    "widgets": {"plots", "constants", "loss", "masking"},
+    "exercises": {"constants", "loss", "masking"},
+}
+
+
+@pytest.mark.parametrize("path", sorted(LIB.glob("*.py")), ids=lambda p: p.name)
+def test_imports_point_one_way_and_modules_say_their_scope(path):
+    if path.name == "__init__.py":
+        assert not _mlmlib_imports(path), "importing mlmlib alone must stay light"
+        return
+    stage = path.stem
+    assert stage in ALLOWED, f"new module {path.name}: add its allowed imports to ALLOWED"
+    assert _mlmlib_imports(path) <= ALLOWED[stage]
+    doc = ast.get_docstring(ast.parse(path.read_text()))
+    assert doc and doc.startswith(f"mlmlib.{stage} - "), "open with 'mlmlib.<name> - <scope>'"
+    assert "Does not" in doc, "say what the module does not do"
+
+
+def test_one_ignore_value():
+    """-100 is written once, as IGNORE_INDEX in constants.py; code elsewhere uses the name."""
+
+    def literal_minus_100(node):
+        return (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+                and isinstance(node.operand, ast.Constant) and node.operand.value == 100)
+
+    hits = sorted(p.name for p in LIB.glob("*.py")
+                  if any(literal_minus_100(n) for n in ast.walk(ast.parse(p.read_text()))))
+    assert hits == ["constants.py"], hits
