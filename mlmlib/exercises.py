@@ -23,10 +23,22 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
+import torch
 
-from mlmlib.loss import log_softmax, slot_loss, softmax
+from mlmlib.constants import IGNORE_INDEX
+from mlmlib.loss import log_softmax, mlm_loss, slot_loss, softmax
 
-__all__ = ["Verdict", "check_loss_value", "check_slot_loss", "check_softmax"]
+__all__ = [
+    "Verdict",
+    "check_branch_counts",
+    "check_empty_probability",
+    "check_loss_value",
+    "check_mlm_loss",
+    "check_random_branch_probability",
+    "check_slot_loss",
+    "check_softmax",
+    "check_total_loss",
+]
 
 
 class Verdict:
@@ -103,15 +115,103 @@ def _verdict_for_number(answer: float, expected: float, mistakes: dict[str, floa
     return f"Not yet: {answer:.4f} is not {expected:.4f}."
 
 
-def check_loss_value(answer, scores: Sequence[float], target: int) -> Verdict:
-    """Check a number: the loss ``-log P(target)`` for these raw scores (to 4 decimals)."""
-    expected = slot_loss(scores, target)
+def _check_number(answer, expected: float, mistakes: dict[str, float], what: str,
+                  tol: float = FOUR_DECIMALS) -> Verdict:
+    """The verdict for a numeric answer: right (within ``tol``), a known mistake, or wrong."""
     value = _as_number(answer)
     if value is None:
         return _no(f"Not answered yet: expected one number, got {type(answer).__name__}.")
-    if abs(value - expected) <= FOUR_DECIMALS:
-        return _yes(f"Correct: {value:.4f} matches -log P = {expected:.4f}.")
-    return _no(_verdict_for_number(value, expected, _slot_mistakes(scores, target), FOUR_DECIMALS))
+    if abs(value - expected) <= tol:
+        return _yes(f"Correct: {value:.4f} matches {what} = {expected:.4f}.")
+    return _no(_verdict_for_number(value, expected, mistakes, tol))
+
+
+def check_loss_value(answer, scores: Sequence[float], target: int) -> Verdict:
+    """Check a number: the loss ``-log P(target)`` for these raw scores (to 4 decimals)."""
+    return _check_number(answer, slot_loss(scores, target), _slot_mistakes(scores, target),
+                         "-log P")
+
+
+def check_empty_probability(answer, n: int, rate: float = 0.15) -> Verdict:
+    """Check a number: how often the Bernoulli rule leaves all ``n`` tokens unmasked."""
+    expected = (1 - rate) ** n
+    mistakes = {
+        "that is the chance that every token is masked, rate**n": rate**n,
+        "that is the chance that at least one token is masked; M is empty with the rest":
+            1 - expected,
+        "probabilities of separate tokens multiply, they do not add: (1 - rate)**n":
+            max(0.0, 1 - n * rate),
+        "that is the chance for one token; all n must stay unmasked": 1 - rate,
+    }
+    return _check_number(answer, expected, mistakes, f"(1 - {rate:g})**{n}")
+
+
+def check_random_branch_probability(answer, mask_prob: float = 0.8,
+                                    random_prob: float = 0.1) -> Verdict:
+    """Check a number: the conditional probability of the random branch after the [MASK] draw.
+
+    Hugging Face's collator first writes [MASK] with probability ``mask_prob``, then, among the
+    positions left, draws the random word with a *conditional* probability.
+    """
+    expected = random_prob / (1 - mask_prob)
+    mistakes = {
+        f"{random_prob:g} is the share of all targets; among the {1 - mask_prob:.0%} left "
+        "after the [MASK] draw it must be larger": random_prob,
+        "divide by the share that is left after the [MASK] draw, not by the [MASK] share":
+            random_prob / mask_prob,
+        "that is the share left after the [MASK] draw, not the random branch's part of it":
+            1 - mask_prob,
+    }
+    return _check_number(answer, expected, mistakes, f"{random_prob:g} / (1 - {mask_prob:g})")
+
+
+def check_branch_counts(answer, total_tokens: int, rate: float = 0.15, mask_prob: float = 0.8,
+                        random_prob: float = 0.1) -> Verdict:
+    """Check four numbers: (targets, [MASK], random, unchanged) for a corpus of this size."""
+    targets = total_tokens * rate
+    expected = [targets, targets * mask_prob, targets * random_prob,
+                targets * (1 - mask_prob - random_prob)]
+    names = ["targets", "[MASK]", "random", "unchanged"]
+    try:
+        values = [float(v) for v in answer]
+    except (TypeError, ValueError):
+        return _no("Not answered yet: expected four numbers (targets, [MASK], random, "
+                   "unchanged).")
+    if len(values) != 4:
+        return _no(f"Not yet: expected four numbers, got {len(values)}.")
+    for name, value, want in zip(names, values, expected, strict=True):
+        if math.isclose(value, want, rel_tol=1e-6, abs_tol=0.5):
+            continue
+        if name == "targets" and math.isclose(value, total_tokens * mask_prob, rel_tol=1e-6):
+            return _no("Not yet: targets - the 80% applies to the chosen 15%, not to every "
+                       "token.")
+        if name != "targets" and math.isclose(value, total_tokens * want / targets,
+                                              rel_tol=1e-6):
+            return _no(f"Not yet: {name} - take the share of the targets ({targets:,.0f}), "
+                       "not of every token.")
+        if sum(values[1:]) != values[0]:
+            return _no(f"Not yet: {name} is {value:,.0f}; note the three branches must add up "
+                       f"to the targets ({values[0]:,.0f}).")
+        return _no(f"Not yet: {name} is {value:,.0f}, not {want:,.0f}.")
+    shown = ", ".join(f"{n} {v:,.0f}" for n, v in zip(names, values, strict=True))
+    return _yes(f"Correct: {shown}.")
+
+
+def check_total_loss(answer, slot_probs: Sequence[float], nsp_prob: float) -> Verdict:
+    """Check a number: the total BERT loss, MLM summed over the slots plus NSP."""
+    mlm = sum(-math.log(p) for p in slot_probs)
+    nsp = -math.log(nsp_prob)
+    mistakes = {
+        "that is the MLM part alone; add the NSP loss": mlm,
+        "that is the NSP part alone; add the MLM loss": nsp,
+        "that averages the masked slots; the course's MLM loss sums them":
+            mlm / len(slot_probs) + nsp,
+        "that is log base 10; the course's log is the natural log": (mlm + nsp) / math.log(10),
+        "the sign is flipped: each part is -log p, a number >= 0": -(mlm + nsp),
+    }
+    # a reader may add parts already rounded to 4 decimals: allow one rounding step per part
+    terms = len(slot_probs) + 1
+    return _check_number(answer, mlm + nsp, mistakes, "MLM + NSP", tol=FOUR_DECIMALS * terms)
 
 
 def _call(fn: Callable, *args):
@@ -181,3 +281,61 @@ def check_softmax(fn) -> Verdict:
                        f"differ from {np.round(expected, 4)}{hint}.")
     return _yes(f"Correct: your softmax matches on all {len(_SLOT_CASES)} cases, including "
                 "scores of 1000.")
+
+
+# cases for check_mlm_loss: (logits, labels); the last has an empty M
+_MLM_CASES = [
+    ([[1.0, 2.0, 0.0, 1.0], [0.5, 1.5, 2.0, 0.5], [3.0, 0.0, 0.0, 0.0]], [1, IGNORE_INDEX, 0]),
+    ([[0.2, -1.0, 2.0], [1.0, 1.0, 1.0], [4.0, 0.0, -4.0], [0.0, 3.0, 1.0]],
+     [2, 0, IGNORE_INDEX, 1]),
+    ([[1000.0, 0.0], [0.0, 0.0]], [1, IGNORE_INDEX]),
+    ([[1.0, 2.0], [3.0, 4.0]], [IGNORE_INDEX, IGNORE_INDEX]),
+]
+
+
+def _mlm_mistakes(logits, labels) -> dict[str, float]:
+    lg, lb = torch.tensor(logits, dtype=torch.float64), torch.tensor(labels)
+    total = float(mlm_loss(lg, lb))
+    m = int((lb != IGNORE_INDEX).sum())
+    per_position = -torch.log_softmax(lg, -1)
+    every = float(per_position.gather(1, lb.clamp(min=0)[:, None]).sum())
+    mistakes = {
+        "the sign is flipped: the loss is a sum of -log P": -total,
+        "that uses log base 10; the course's log is the natural log": total / math.log(10),
+        f"that sums over every position, masked or not; only positions in M count "
+        f"(labels other than {IGNORE_INDEX})": every,
+    }
+    if m > 1:
+        mistakes["that is the mean over M (what PyTorch reports); the formula is the sum"] = \
+            total / m
+    return mistakes
+
+
+def check_mlm_loss(fn) -> Verdict:
+    """Check ``fn(logits, labels) -> sum over M of -log P(label)``; labels use IGNORE_INDEX.
+
+    The cases include huge scores and an empty M, whose loss must be exactly 0.
+    """
+    if not callable(fn):
+        return _no(f"Not answered yet: expected a function, got {type(fn).__name__}.")
+    for logits, labels in _MLM_CASES:
+        expected = float(mlm_loss(logits, labels))
+        result, error = _call(fn, [list(row) for row in logits], list(labels))
+        shown = f"labels {labels}"
+        if error:
+            return _no(f"Not yet: on {shown} your function raised {error}.")
+        value = _as_number(result)
+        if value is None:
+            what = "nothing (None)" if result is None else type(result).__name__
+            return _no(f"Not yet: on {shown} your function returned {what}; expected one number.")
+        if all(lab == IGNORE_INDEX for lab in labels) and not value == 0:
+            return _no(f"Not yet: with M empty ({shown}) you got {value}; the empty sum is 0 "
+                       "(a mean would be 0/0).")
+        if not math.isfinite(value):
+            return _no(f"Not yet: on {shown} you got {value}: subtract each row's largest score "
+                       "before exponentiating.")
+        if not _close(value, expected):
+            return _no(f"On {shown}: " + _verdict_for_number(value, expected,
+                                                             _mlm_mistakes(logits, labels)))
+    return _yes(f"Correct: your loss matches mlm_loss on all {len(_MLM_CASES)} cases, "
+                "including huge scores and an empty M.")

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.patches import FancyBboxPatch
 
 from mlmlib.loss import softmax
 
@@ -115,4 +116,143 @@ def softmax_stages(scores: Sequence[float], words: Sequence[str], truth: str | N
     a3.set_title("3. divide by Z: probabilities that sum to 1", fontsize=FONT_SIZE, loc="left")
     a3.set_xlabel("word $v$ of the vocabulary" + ("" if truth is None else
                   f"  (hatched: the true word, {truth!r})"), fontsize=FONT_SIZE)
+    return fig
+
+
+def _single_axes(ax, size: tuple[float, float]):
+    if ax is None:
+        fig = Figure(figsize=size, layout="constrained")
+        return fig, fig.subplots()
+    return ax.figure, ax
+
+
+def token_row(tokens: Sequence[str], highlight: Sequence[int] = (),
+              notes: dict[int, str] | None = None, title: str | None = None, ax=None) -> Figure:
+    """A sentence as a row of boxes; highlighted boxes hatched in vermillion, notes beneath.
+
+    Args:
+        tokens: the words to draw, left to right.
+        highlight: positions (from 0) to mark, e.g. the masked or corrupted ones.
+        notes: text to write under a box, e.g. ``{1: "label: cat"}``.
+        title: a line above the row.
+    """
+    notes = notes or {}
+    for i in [*highlight, *notes]:
+        if not 0 <= i < len(tokens):
+            raise ValueError(f"position {i} is outside the {len(tokens)}-token row")
+    fig, ax = _single_axes(ax, (max(4.0, 1.05 * len(tokens)), 1.9 if notes else 1.4))
+    for i, tok in enumerate(tokens):
+        marked = i in highlight
+        ax.add_patch(_box(i, marked))
+        ax.text(i + 0.5, 0.5, tok, ha="center", va="center", fontsize=FONT_SIZE,
+                fontweight="bold" if marked else "normal")
+        if i in notes:
+            ax.text(i + 0.5, -0.35, notes[i], ha="center", va="center", fontsize=FONT_SIZE - 1,
+                    color=TRUTH_COLOUR)
+    ax.set_xlim(-0.1, len(tokens) + 0.1)
+    ax.set_ylim(-0.75 if notes else -0.1, 1.1)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    if title:
+        ax.set_title(title, fontsize=FONT_SIZE, loc="left")
+    return fig
+
+
+def _box(i: int, marked: bool) -> FancyBboxPatch:
+    return FancyBboxPatch((i + 0.06, 0.06), 0.88, 0.88, boxstyle="round,pad=0.02",
+                          facecolor="#FBE3D6" if marked else "#E8F1F8",
+                          edgecolor=TRUTH_COLOUR if marked else OTHER_COLOUR,
+                          hatch="//" if marked else None, linewidth=1.6 if marked else 1.0)
+
+
+def grouped_bars(categories: Sequence[str], series: dict[str, Sequence[float]],
+                 errors: dict[str, Sequence[float]] | None = None, ylabel: str = "",
+                 xlabel: str = "", title: str | None = None, ax=None) -> Figure:
+    """Bars for several series side by side per category, with optional error bars.
+
+    Used for the three ways of choosing M (worked example 4) and for expected against
+    measured counts (worked example 7).
+    """
+    errors = errors or {}
+    colours = [OKABE_ITO[c] for c in ("blue", "orange", "green", "purple", "sky")]
+    hatches = [None, "//", "..", "xx", "\\\\"]
+    fig, ax = _single_axes(ax, (6.0, 3.6))
+    width = 0.8 / max(len(series), 1)
+    x = np.arange(len(categories))
+    for j, (name, values) in enumerate(series.items()):
+        if len(values) != len(categories):
+            raise ValueError(f"series {name!r} has {len(values)} values for "
+                             f"{len(categories)} categories")
+        ax.bar(x + (j - (len(series) - 1) / 2) * width, values, width, label=name,
+               color=colours[j % 5], hatch=hatches[j % 5], edgecolor="black", linewidth=0.6,
+               yerr=errors.get(name), capsize=4 if name in errors else 0)
+    ax.set_xticks(x, list(categories), fontsize=FONT_SIZE)
+    ax.tick_params(labelsize=FONT_SIZE)
+    ax.set_ylabel(ylabel, fontsize=FONT_SIZE)
+    ax.set_xlabel(xlabel, fontsize=FONT_SIZE)
+    ax.legend(fontsize=FONT_SIZE - 1, frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    if title:
+        ax.set_title(title, fontsize=FONT_SIZE, loc="left")
+    return fig
+
+
+def neg_log_curve(points: dict[str, float] | None = None, log_x: bool = False,
+                  p_min: float = 1e-3, ax=None) -> Figure:
+    """The curve ``y = -log p`` for ``p`` in ``(0, 1]``, with named points marked on it.
+
+    Args:
+        points: ``{label: p}``; each is drawn at ``(p, -log p)`` and labelled.
+        log_x: put ``p`` on a logarithmic axis, so tiny probabilities (1/30000) are visible.
+        p_min: the left end of the curve.
+    """
+    points = points or {}
+    for name, p in points.items():
+        if not 0 < p <= 1:
+            raise ValueError(f"point {name!r}: p must lie in (0, 1], got {p}")
+    fig, ax = _single_axes(ax, (6.0, 4.0))
+    low = min([p_min, *points.values()])
+    p = np.geomspace(low, 1, 400) if log_x else np.linspace(low, 1, 400)
+    ax.plot(p, -np.log(p), color=OTHER_COLOUR, linewidth=2.2, label=r"$-\log p$")
+    for k, (name, value) in enumerate(points.items()):
+        y = -np.log(value)
+        ax.plot(value, y, "o", color=TRUTH_COLOUR, markersize=7, zorder=3)
+        ax.annotate(f"{name}\n$-\\log p$ = {y:.4f}", (value, y), textcoords="offset points",
+                    xytext=(10, 8 + 14 * (k % 2)), fontsize=FONT_SIZE - 2)
+    if log_x:
+        ax.set_xscale("log")
+    ax.set_xlabel("p, the probability given to the true word", fontsize=FONT_SIZE)
+    ax.set_ylabel("loss  $-\\log p$", fontsize=FONT_SIZE)
+    ax.tick_params(labelsize=FONT_SIZE)
+    ax.set_ylim(bottom=0)
+    ax.spines[["top", "right"]].set_visible(False)
+    return fig
+
+
+def loss_tower(parts: dict[str, float], title: str | None = None, ax=None) -> Figure:
+    """One stacked bar: each part (a masked slot, or NSP) a block, the total on top."""
+    if not parts:
+        raise ValueError("loss_tower needs at least one part")
+    if any(v < 0 for v in parts.values()):
+        raise ValueError("a loss cannot be negative")
+    colours = [OKABE_ITO[c] for c in ("blue", "orange", "green", "purple", "sky", "yellow")]
+    hatches = [None, "//", "..", "xx", "\\\\", "--"]
+    fig, ax = _single_axes(ax, (4.2, 4.6))
+    bottom = 0.0
+    for k, (name, value) in enumerate(parts.items()):
+        ax.bar(0, value, 0.6, bottom=bottom, color=colours[k % 6], hatch=hatches[k % 6],
+               edgecolor="black", linewidth=0.6)
+        ax.text(0.36, bottom + value / 2, f"{name}: {value:.4f}", va="center",
+                fontsize=FONT_SIZE - 1)
+        bottom += value
+    ax.text(0, bottom * 1.02, f"total {bottom:.4f}", ha="center", va="bottom",
+            fontsize=FONT_SIZE, fontweight="bold")
+    ax.set_xlim(-0.5, 1.9)
+    ax.set_ylim(0, bottom * 1.15)
+    ax.set_xticks([])
+    ax.set_ylabel("loss (sum of $-\\log p$)", fontsize=FONT_SIZE)
+    ax.tick_params(labelsize=FONT_SIZE)
+    ax.spines[["top", "right", "bottom"]].set_visible(False)
+    if title:
+        ax.set_title(title, fontsize=FONT_SIZE, loc="left")
     return fig

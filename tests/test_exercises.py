@@ -105,3 +105,72 @@ def test_checkers_never_raise_on_junk():
         assert not check_slot_loss(junk)
         assert not check_softmax(junk)
         assert not check_loss_value(junk, scores=[1, 2], target=0)
+
+
+# ----------------------------------------------------------------------------- worked examples D-H
+
+from mlmlib.constants import IGNORE_INDEX  # noqa: E402
+from mlmlib.exercises import (  # noqa: E402
+    check_branch_counts,
+    check_empty_probability,
+    check_mlm_loss,
+    check_random_branch_probability,
+    check_total_loss,
+)
+
+
+def reference_mlm_loss(logits, labels):
+    total = 0.0
+    for row, label in zip(logits, labels, strict=True):
+        if label != IGNORE_INDEX:
+            total += reference_slot_loss(row, label)
+    return total
+
+
+def test_numeric_checkers_accept_the_answers():
+    assert check_empty_probability(0.5220, n=4, rate=0.15)
+    assert check_random_branch_probability(0.5)
+    assert check_branch_counts((300e6, 240e6, 30e6, 30e6), total_tokens=2_000_000_000)
+    assert check_total_loss(2.5257 + 0.5108, slot_probs=[0.4, 0.2], nsp_prob=0.6)
+    assert check_mlm_loss(reference_mlm_loss)
+    assert check_mlm_loss(lambda lg, lb: torch.nn.functional.cross_entropy(
+        torch.tensor(lg), torch.tensor(lb), reduction="sum"))
+
+
+@pytest.mark.parametrize(
+    ("verdict", "hint"),
+    [
+        (lambda: check_empty_probability(0.15**4, n=4), "every token is masked"),
+        (lambda: check_empty_probability(1 - 0.85**4, n=4), "at least one"),
+        (lambda: check_empty_probability(0.4, n=4), "multiply"),
+        (lambda: check_empty_probability(0.85, n=4), "for one token"),
+        (lambda: check_random_branch_probability(0.1), "among the 20% left"),
+        (lambda: check_random_branch_probability(0.125), "not by the [MASK] share"),
+        (lambda: check_random_branch_probability(0.2), "not the random branch"),
+        (lambda: check_branch_counts((1.6e9, 240e6, 30e6, 30e6), 2_000_000_000), "chosen 15%"),
+        (lambda: check_branch_counts((300e6, 1.6e9, 30e6, 30e6), 2_000_000_000),
+         "share of the targets"),
+        (lambda: check_branch_counts((300e6, 240e6, 6e6, 54e6), 2_000_000_000), "random is"),
+        (lambda: check_branch_counts((300e6, 240e6, 30e6), 2_000_000_000), "four numbers"),
+        (lambda: check_branch_counts(None, 2_000_000_000), "Not answered yet"),
+        (lambda: check_total_loss(2.5257, [0.4, 0.2], 0.6), "MLM part alone"),
+        (lambda: check_total_loss(1.2629 + 0.5108, [0.4, 0.2], 0.6), "averages"),
+        (lambda: check_total_loss(3.0365 / math.log(10), [0.4, 0.2], 0.6), "base 10"),
+        (lambda: check_mlm_loss(lambda lg, lb: -reference_mlm_loss(lg, lb)), "sign is flipped"),
+        (lambda: check_mlm_loss(lambda lg, lb: sum(
+            reference_slot_loss(r, max(t, 0)) for r, t in zip(lg, lb, strict=True))),
+         "every position"),
+        (lambda: check_mlm_loss(lambda lg, lb: torch.nn.functional.cross_entropy(
+            torch.tensor(lg), torch.tensor(lb)).item()), "mean over M"),
+        (lambda: check_mlm_loss(lambda lg, lb: reference_mlm_loss(lg, lb) / max(
+            1, sum(t != IGNORE_INDEX for t in lb))), "mean over M"),
+        (lambda: check_mlm_loss(lambda lg, lb: sum(
+            naive_slot_loss(r, t) for r, t in zip(lg, lb, strict=True) if t != IGNORE_INDEX)),
+         "largest score"),
+        (lambda: check_mlm_loss(None), "Not answered yet"),
+    ],
+)
+def test_numeric_and_loss_mistakes_are_named(verdict, hint):
+    v = verdict()
+    assert not v, v
+    assert hint in str(v), v

@@ -1,0 +1,53 @@
+"""The figures draw the numbers they are given, take ax=None or axes, and refuse bad input."""
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+from mlmlib import plots
+from mlmlib.loss import softmax
+
+
+def test_softmax_stages_draws_the_probabilities():
+    fig = plots.softmax_stages([1, 2, 0, 1], ["the", "cat", "mat", "sat"], truth="cat")
+    heights = [b.get_height() for b in fig.axes[2].patches]
+    assert np.allclose(heights, softmax([1, 2, 0, 1]))
+    assert fig.axes[2].patches[1].get_hatch() == "//"  # the truth is marked by more than colour
+    assert all(ax.get_ylabel() for ax in fig.axes)
+
+
+def test_softmax_stages_on_given_axes_and_errors():
+    fig = Figure()
+    axes = fig.subplots(1, 3)
+    assert plots.softmax_stages([1, 2], ["a", "b"], ax=axes) is fig
+    with pytest.raises(ValueError, match="needs 3 axes"):
+        plots.softmax_stages([1, 2], ["a", "b"], ax=axes[:2])
+    with pytest.raises(ValueError, match="2 words but 3 scores"):
+        plots.softmax_stages([1, 2, 3], ["a", "b"])
+    with pytest.raises(ValueError, match="not among"):
+        plots.softmax_stages([1, 2], ["a", "b"], truth="c")
+
+
+def test_token_row():
+    fig = plots.token_row(["the", "[MASK]", "sat"], highlight=[1], notes={1: "label: cat"})
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert texts == ["the", "[MASK]", "label: cat", "sat"]
+    with pytest.raises(ValueError, match="outside the 3-token row"):
+        plots.token_row(["a", "b", "c"], highlight=[3])
+
+
+def test_grouped_bars_neg_log_curve_and_tower():
+    fig = plots.grouped_bars(["0", "1"], {"a": [0.5, 0.5], "b": [1.0, 0.0]},
+                             errors={"a": [0.1, 0.1]}, ylabel="share")
+    assert isinstance(fig, Figure) and len(fig.axes[0].patches) == 4
+    with pytest.raises(ValueError, match="2 values for 3 categories"):
+        plots.grouped_bars(["0", "1", "2"], {"a": [1, 2]})
+    fig = plots.neg_log_curve({"p = 0.5": 0.5}, log_x=True)
+    line = fig.axes[0].lines[0]
+    assert np.allclose(line.get_ydata(), -np.log(line.get_xdata()))
+    with pytest.raises(ValueError, match="must lie in"):
+        plots.neg_log_curve({"bad": 0.0})
+    fig = plots.loss_tower({"slot 3": 0.9163, "slot 5": 1.6094})
+    assert sum(p.get_height() for p in fig.axes[0].patches) == pytest.approx(2.5257)
+    with pytest.raises(ValueError, match="cannot be negative"):
+        plots.loss_tower({"x": -1.0})
