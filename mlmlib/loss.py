@@ -176,7 +176,7 @@ def slot_loss(scores, target, vocab: Sequence[str] | None = None):
         raise ValueError(f"slot_loss scores one slot: scores must be 1-D, got shape "
                          f"{tuple(s.shape)} (use mlm_loss for batches)")
     index = _word_index(target, vocab, s.shape[0], "target")
-    return _out(-_log_softmax(s)[index], given_tensor)
+    return _out(0.0 - _log_softmax(s)[index], given_tensor)  # 0.0 - x: never print -0.0
 
 
 # -log p : 0 when p = 1 (no surprise), growing without bound as p -> 0
@@ -192,7 +192,7 @@ def neg_log(p):
     if bad.any():
         value = d[tuple(int(i) for i in bad.nonzero()[0])].item() if d.ndim else d.item()
         raise ValueError(f"a probability must lie in [0, 1], got {value}")
-    return _out(-torch.log(t), given_tensor)
+    return _out(0.0 - torch.log(t), given_tensor)  # 0.0 - x: -log 1 is 0.0, not -0.0
 
 
 def _check_reduction(reduction: str) -> None:

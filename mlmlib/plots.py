@@ -150,7 +150,7 @@ def token_row(tokens: Sequence[str], highlight: Sequence[int] = (),
             ax.text(i + 0.5, -0.35, notes[i], ha="center", va="center", fontsize=FONT_SIZE - 1,
                     color=TRUTH_COLOUR)
     ax.set_xlim(-0.1, len(tokens) + 0.1)
-    ax.set_ylim(-0.75 if notes else -0.1, 1.1)
+    ax.set_ylim(-0.6 if notes else -0.1, 1.1)
     ax.set_aspect("equal")
     ax.axis("off")
     if title:
@@ -215,10 +215,12 @@ def neg_log_curve(points: dict[str, float] | None = None, log_x: bool = False,
     p = np.geomspace(low, 1, 400) if log_x else np.linspace(low, 1, 400)
     ax.plot(p, -np.log(p), color=OTHER_COLOUR, linewidth=2.2, label=r"$-\log p$")
     for k, (name, value) in enumerate(points.items()):
-        y = -np.log(value)
+        y = 0.0 - np.log(value)  # 0.0 - x: -log 1 shows as 0, not -0
         ax.plot(value, y, "o", color=TRUTH_COLOUR, markersize=7, zorder=3)
+        right_edge = value > 0.5  # keep labels of points near p = 1 inside the axes
         ax.annotate(f"{name}\n$-\\log p$ = {y:.4f}", (value, y), textcoords="offset points",
-                    xytext=(10, 8 + 14 * (k % 2)), fontsize=FONT_SIZE - 2)
+                    xytext=(-10 if right_edge else 10, 10 + 14 * (k % 2)),
+                    ha="right" if right_edge else "left", fontsize=FONT_SIZE - 2)
     if log_x:
         ax.set_xscale("log")
     ax.set_xlabel("p, the probability given to the true word", fontsize=FONT_SIZE)

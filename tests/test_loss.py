@@ -270,6 +270,8 @@ def test_bad_input_gives_a_clear_error(call, error, message):
     assert message in str(info.value)
 
 
-def test_neg_log_of_zero_is_infinite():
+def test_neg_log_of_zero_is_infinite_and_of_one_is_plus_zero():
     assert neg_log(0.0) == math.inf
     assert neg_log(1.0) == 0.0
+    assert math.copysign(1.0, neg_log(1.0)) == 1.0  # prints as 0.0, not -0.0
+    assert math.copysign(1.0, slot_loss([0.0, -1e6], 0)) == 1.0

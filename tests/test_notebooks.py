@@ -55,7 +55,6 @@ def test_chapter_shape(path):
     """Committed with outputs, a title, a Summary and Exercises, clean metadata."""
     nb = _load(path)
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
-    assert all(c.get("outputs") or not "".join(c["source"]).strip() for c in code[:1])
     assert any(c.get("outputs") for c in code), "commit notebooks with their outputs"
     prose = _prose(nb)
     assert prose.lstrip().startswith("# "), "the first cell is the chapter title"
