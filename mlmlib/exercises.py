@@ -31,8 +31,12 @@ from mlmlib.loss import log_softmax, mlm_loss, slot_loss, softmax
 __all__ = [
     "Verdict",
     "check_branch_counts",
+    "check_empty_loss",
     "check_empty_probability",
+    "check_hide",
+    "check_labels",
     "check_loss_value",
+    "check_missing_probability",
     "check_mlm_loss",
     "check_random_branch_probability",
     "check_slot_loss",
@@ -339,3 +343,95 @@ def check_mlm_loss(fn) -> Verdict:
                                                              _mlm_mistakes(logits, labels)))
     return _yes(f"Correct: your loss matches mlm_loss on all {len(_MLM_CASES)} cases, "
                 "including huge scores and an empty M.")
+
+
+# ----------------------------------------------------------------------------- walkthrough
+
+_HIDE_CASES = [(["the", "cat", "sat", "on", "the", "mat"], [1]),
+               (["the", "cat", "sat", "on", "the", "mat"], [0, 5]),
+               (["a", "b", "c"], [])]
+
+
+def check_hide(fn) -> Verdict:
+    """Check ``fn(tokens, positions) -> a new list with "[MASK]" at those positions (from 0)``."""
+    if not callable(fn):
+        return _no(f"Not answered yet: expected a function, got {type(fn).__name__}.")
+    for tokens, positions in _HIDE_CASES:
+        original = list(tokens)
+        given = list(tokens)
+        result, error = _call(fn, given, list(positions))
+        expected = [("[MASK]" if i in positions else t) for i, t in enumerate(tokens)]
+        shown = f"positions {positions} of {tokens}"
+        if error:
+            return _no(f"Not yet: on {shown} your function raised {error}.")
+        if given != original:
+            return _no("Not yet: your function changed the caller's list; build a new one "
+                       "(the original sentence is still needed for the labels).")
+        if not isinstance(result, list | tuple):
+            return _no(f"Not yet: on {shown} expected a list of tokens, got "
+                       f"{type(result).__name__}.")
+        result = list(result)
+        if result == expected:
+            continue
+        shifted = [("[MASK]" if i - 1 in positions else t) for i, t in enumerate(tokens)]
+        by_word = [("[MASK]" if any(t == tokens[p] for p in positions) else t) for t in tokens]
+        if result == shifted:
+            return _no(f"Not yet: on {shown} you hid the word one to the right; Python counts "
+                       "positions from 0.")
+        if result == by_word:
+            return _no(f"Not yet: on {shown} you hid every copy of the word; hide only the "
+                       "named positions.")
+        return _no(f"Not yet: on {shown} expected {expected}, got {result}.")
+    return _yes(f"Correct: your function hides the right positions in all {len(_HIDE_CASES)} "
+                "cases and leaves the original sentence alone.")
+
+
+def check_labels(fn) -> Verdict:
+    """Check ``fn(ids, positions) -> labels``: the original id in M, IGNORE_INDEX elsewhere."""
+    if not callable(fn):
+        return _no(f"Not answered yet: expected a function, got {type(fn).__name__}.")
+    cases = [([7, 8, 9, 10], [1]), ([5, 6, 7], [0, 2]), ([5, 6], [])]
+    for ids, positions in cases:
+        result, error = _call(fn, list(ids), list(positions))
+        expected = [i if k in positions else IGNORE_INDEX for k, i in enumerate(ids)]
+        shown = f"ids {ids}, positions {positions}"
+        if error:
+            return _no(f"Not yet: on {shown} your function raised {error}.")
+        try:
+            got = [int(v) for v in result]
+        except (TypeError, ValueError):
+            return _no(f"Not yet: on {shown} expected a list of ids, got "
+                       f"{type(result).__name__}.")
+        if got == expected:
+            continue
+        if got == [IGNORE_INDEX if k in positions else i for k, i in enumerate(ids)]:
+            return _no(f"Not yet: on {shown} the two cases are swapped: positions in M keep "
+                       f"their original id, the others get {IGNORE_INDEX}.")
+        if got == [i if k in positions else 0 for k, i in enumerate(ids)]:
+            return _no(f"Not yet: on {shown} 0 is a real token id; positions outside M get "
+                       f"IGNORE_INDEX = {IGNORE_INDEX}.")
+        return _no(f"Not yet: on {shown} expected {expected}, got {got}.")
+    return _yes(f"Correct: the labels keep the original id in M and {IGNORE_INDEX} elsewhere.")
+
+
+def check_missing_probability(answer, known: Sequence[float]) -> Verdict:
+    """Check a number: the one probability missing from a distribution whose others are known."""
+    expected = 1 - sum(known)
+    mistakes = {
+        "probabilities of all the words add up to 1: subtract *all* the known ones from 1":
+            1 - known[0],
+        "that is the total of the known ones; the missing one is what is left up to 1":
+            sum(known),
+    }
+    return _check_number(answer, expected, mistakes, "1 - (the others)")
+
+
+def check_empty_loss(answer) -> Verdict:
+    """Check a number: the course's loss (a sum over M) when M is empty."""
+    value = _as_number(answer)
+    if value is not None and math.isnan(value):
+        return _no("Not yet: NaN is what PyTorch's *mean* gives (0 / 0); the course's loss is "
+                   "a sum, and the empty sum is 0.")
+    return _check_number(answer, 0.0, {"that is log |V|, the loss of a uniform guess at one "
+                                       "slot; with no slot there is nothing to add":
+                                       math.log(30000)}, "the empty sum")

@@ -127,7 +127,8 @@ def _single_axes(ax, size: tuple[float, float]):
 
 
 def token_row(tokens: Sequence[str], highlight: Sequence[int] = (),
-              notes: dict[int, str] | None = None, title: str | None = None, ax=None) -> Figure:
+              notes: dict[int, str] | None = None, title: str | None = None,
+              covered: Sequence[int] = (), ax=None) -> Figure:
     """A sentence as a row of boxes; highlighted boxes hatched in vermillion, notes beneath.
 
     Args:
@@ -135,15 +136,22 @@ def token_row(tokens: Sequence[str], highlight: Sequence[int] = (),
         highlight: positions (from 0) to mark, e.g. the masked or corrupted ones.
         notes: text to write under a box, e.g. ``{1: "label: cat"}``.
         title: a line above the row.
+        covered: positions whose word is hidden: drawn as a dark box with a "?".
     """
     notes = notes or {}
-    for i in [*highlight, *notes]:
+    for i in [*highlight, *notes, *covered]:
         if not 0 <= i < len(tokens):
             raise ValueError(f"position {i} is outside the {len(tokens)}-token row")
     fig, ax = _single_axes(ax, (max(4.0, 1.05 * len(tokens)), 1.9 if notes else 1.4))
     for i, tok in enumerate(tokens):
         marked = i in highlight
         ax.add_patch(_box(i, marked))
+        if i in covered:
+            ax.add_patch(FancyBboxPatch((i + 0.12, 0.12), 0.76, 0.76, boxstyle="round,pad=0.02",
+                                        facecolor="#4D4D4D", edgecolor="black"))
+            ax.text(i + 0.5, 0.5, "?", ha="center", va="center", fontsize=FONT_SIZE + 2,
+                    color="white", fontweight="bold")
+            continue
         ax.text(i + 0.5, 0.5, tok, ha="center", va="center", fontsize=FONT_SIZE,
                 fontweight="bold" if marked else "normal")
         if i in notes:
@@ -257,4 +265,159 @@ def loss_tower(parts: dict[str, float], title: str | None = None, ax=None) -> Fi
     ax.spines[["top", "right", "bottom"]].set_visible(False)
     if title:
         ax.set_title(title, fontsize=FONT_SIZE, loc="left")
+    return fig
+
+
+def reads_and_answers(tokens: Sequence[str], positions: Sequence[int],
+                      mask_token: str = "[MASK]", ax=None) -> Figure:
+    """Two rows: what the model reads (masked slots greyed out) and what it must produce.
+
+    Positions count from 0; the picture labels them from 1, as the formulas do.
+    """
+    positions = sorted(set(positions))
+    for i in positions:
+        if not 0 <= i < len(tokens):
+            raise ValueError(f"cannot mask position {i} in a {len(tokens)}-token sentence")
+    if ax is None:
+        fig = Figure(figsize=(max(4.0, 1.05 * len(tokens)), 3.4), layout="constrained")
+        top, bottom = fig.subplots(2, 1)
+    else:
+        top, bottom = list(np.atleast_1d(ax))
+        fig = top.figure
+    reads = [mask_token if i in positions else t for i, t in enumerate(tokens)]
+    token_row(reads, covered=positions, ax=top,
+              title="the model reads  $\\mathbf{x}_{\\setminus M}$")
+    answers = [t if i in positions else "" for i, t in enumerate(tokens)]
+    token_row(answers, highlight=positions,
+              notes={i: f"$x_{{{i + 1}}}$" for i in positions}, ax=bottom,
+              title="it must produce the hidden words  $x_i$, $i \\in M$")
+    top.set_ylim(bottom.get_ylim())  # the same scale, so the two rows line up
+    return fig
+
+
+def probability_dial(p: float, label: str = "P(truth)", ax=None) -> Figure:
+    """A half-circle dial from 0 to 1 with the needle at ``p``."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"a probability must lie in [0, 1], got {p}")
+    fig, ax = _single_axes(ax, (3.6, 2.3))
+    angles = np.linspace(np.pi, 0, 200)
+    for lo, hi, colour in [(0, 0.5, OKABE_ITO["vermillion"]), (0.5, 0.8, OKABE_ITO["yellow"]),
+                           (0.8, 1.0, OKABE_ITO["green"])]:
+        seg = angles[int(lo * 199):int(hi * 199) + 1]
+        ax.plot(np.cos(seg), np.sin(seg), color=colour, linewidth=10, solid_capstyle="butt")
+    for tick in (0, 0.25, 0.5, 0.75, 1):
+        a = np.pi * (1 - tick)
+        ax.text(1.22 * np.cos(a), 1.22 * np.sin(a), f"{tick:g}", ha="center", va="center",
+                fontsize=FONT_SIZE - 2)
+    a = np.pi * (1 - p)
+    ax.annotate("", xy=(0.85 * np.cos(a), 0.85 * np.sin(a)), xytext=(0, 0),
+                arrowprops={"arrowstyle": "-|>", "color": "black", "linewidth": 2})
+    ax.plot(0, 0, "o", color="black", markersize=6)
+    ax.text(0, -0.28, f"{label} = {p:.4f}", ha="center", va="center", fontsize=FONT_SIZE)
+    ax.set_xlim(-1.4, 1.4)
+    ax.set_ylim(-0.45, 1.4)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    return fig
+
+
+def slots_and_tower(probs: dict[str, float], ax=None) -> Figure:
+    """One dial per masked slot on top, and their losses stacked into one tower below."""
+    if not probs:
+        raise ValueError("slots_and_tower needs at least one slot")
+    if ax is None:
+        fig = Figure(figsize=(max(4.5, 2.4 * len(probs)), 6.4), layout="constrained")
+        grid = fig.add_gridspec(2, len(probs), height_ratios=[1, 2.2])
+        dials = [fig.add_subplot(grid[0, k]) for k in range(len(probs))]
+        tower = fig.add_subplot(grid[1, :])
+    else:
+        *dials, tower = list(np.atleast_1d(ax))
+        fig = tower.figure
+        if len(dials) != len(probs):
+            raise ValueError(f"this figure needs {len(probs) + 1} axes, got {len(dials) + 1}")
+    for dial, (name, p) in zip(dials, probs.items(), strict=True):
+        probability_dial(p, label=name, ax=dial)
+    loss_tower({name: 0.0 - float(np.log(p)) for name, p in probs.items()}, ax=tower)
+    return fig
+
+
+def edge_cases(ax=None) -> Figure:
+    """Step 7's four panels: empty M, perfect, catastrophic, and corrupted slots in the sum."""
+    if ax is None:
+        fig = Figure(figsize=(7.0, 6.2), layout="constrained")
+        axes = list(fig.subplots(2, 2).ravel())
+    else:
+        axes = list(np.atleast_1d(ax).ravel())
+        fig = axes[0].figure
+    if len(axes) != 4:
+        raise ValueError(f"this figure needs 4 axes, got {len(axes)}")
+    a, b, c, d = axes
+    for axis, text in [(a, "no masked slot:\nthe empty sum is 0"),
+                       (b, "every slot: $-\\log 1 = 0$\n0 + 0 = 0")]:
+        axis.axhline(0, color=TRUTH_COLOUR, linewidth=4)
+        axis.text(0.5, 0.55, text, ha="center", va="center", fontsize=FONT_SIZE,
+                  transform=axis.transAxes)
+        axis.set_ylim(-0.05, 1)
+        axis.set_xticks([])
+    a.set_title("A. M empty: loss = 0", fontsize=FONT_SIZE, loc="left")
+    b.set_title("B. perfect, P = 1: loss = 0", fontsize=FONT_SIZE, loc="left")
+    p = np.geomspace(1e-12, 1, 300)
+    c.plot(p, -np.log(p), color=OTHER_COLOUR, linewidth=2)
+    c.plot(1e-9, -np.log(1e-9), "o", color=TRUTH_COLOUR)
+    c.annotate("one confident\nwrong guess", (1e-9, -np.log(1e-9)), textcoords="offset points",
+               xytext=(12, 0), fontsize=FONT_SIZE - 2, va="center")
+    c.set_xscale("log")
+    c.set_xlabel("P(truth)", fontsize=FONT_SIZE - 1)
+    c.set_title("C. P -> 0: loss -> infinity", fontsize=FONT_SIZE, loc="left")
+    parts = {"[MASK]": slot_loss_of([1.0, 2.0, 0.0, 1.0], 1),
+             "random": slot_loss_of([0.5, 1.5, 2.0, 0.5], 1),
+             "unchanged": slot_loss_of([0.0, 3.0, 0.0, 0.0], 1)}
+    loss_tower(parts, ax=d)
+    d.set_title("D. corrupted slots still count", fontsize=FONT_SIZE, loc="left")
+    for axis in (a, b, c):
+        axis.set_ylabel("loss", fontsize=FONT_SIZE - 1)
+        axis.spines[["top", "right"]].set_visible(False)
+        axis.tick_params(labelsize=FONT_SIZE - 2)
+    return fig
+
+
+def slot_loss_of(scores: Sequence[float], target: int) -> float:
+    """``-log softmax(scores)[target]``, for the pictures (the loss module does the real work)."""
+    return float(0.0 - np.log(softmax(scores)[target]))
+
+
+PIPELINE = (
+    ("hide", "choose M,\ncorrupt x", "masking.mask_tokens"),
+    ("read both sides", "transformer\ngives h_i", "the mini BERT"),
+    ("score every word", "$s_v = w_v^\\top h_i + b_v$", "the mini BERT"),
+    ("softmax", "scores to\nprobabilities", "loss.softmax"),
+    ("-log the truth", "surprise at\nthe true word", "loss.slot_loss"),
+    ("sum over M", "one number\nfor the sentence", "loss.mlm_loss"),
+)
+
+
+def pipeline(stages: Sequence[tuple[str, str, str]] = PIPELINE, ax=None) -> Figure:
+    """The whole loss as one pipeline: a column of labelled boxes joined by arrows.
+
+    Each stage is ``(name, what it does, the mlmlib function that does it)``. The column runs
+    top to bottom so it stays readable at phone width.
+    """
+    fig, ax = _single_axes(ax, (5.2, 1.25 * len(stages) + 0.3))
+    n = len(stages)
+    for k, (name, what, where) in enumerate(stages):
+        y = n - 1 - k
+        colour = list(OKABE_ITO.values())[1 + k % 7]
+        ax.add_patch(FancyBboxPatch((0.05, y + 0.12), 0.9, 0.76, boxstyle="round,pad=0.02",
+                                    facecolor=colour, alpha=0.35, edgecolor="black"))
+        ax.text(0.08, y + 0.62, f"{k + 1}. {name}", fontsize=FONT_SIZE, fontweight="bold",
+                va="center")
+        ax.text(0.08, y + 0.32, what.replace("\n", " "), fontsize=FONT_SIZE - 2, va="center")
+        ax.text(0.92, y + 0.32, where, fontsize=FONT_SIZE - 2, va="center", ha="right",
+                family="monospace")
+        if k < n - 1:
+            ax.annotate("", xy=(0.5, y + 0.02), xytext=(0.5, y + 0.14),
+                        arrowprops={"arrowstyle": "-|>", "color": "black"})
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-0.05, n)
+    ax.axis("off")
     return fig

@@ -174,3 +174,63 @@ def test_numeric_and_loss_mistakes_are_named(verdict, hint):
     v = verdict()
     assert not v, v
     assert hint in str(v), v
+
+
+# ----------------------------------------------------------------------------- walkthrough
+
+from mlmlib.exercises import (  # noqa: E402
+    check_empty_loss,
+    check_hide,
+    check_labels,
+    check_missing_probability,
+)
+
+
+def reference_hide(tokens, positions):
+    return ["[MASK]" if i in positions else t for i, t in enumerate(tokens)]
+
+
+def reference_labels(ids, positions):
+    return [t if k in positions else IGNORE_INDEX for k, t in enumerate(ids)]
+
+
+def mutating_hide(tokens, positions):
+    for p in positions:
+        tokens[p] = "[MASK]"
+    return tokens
+
+
+def test_walkthrough_checkers_accept_the_references():
+    assert check_hide(reference_hide)
+    assert check_labels(reference_labels)
+    assert check_missing_probability(0.4, [0.1, 0.2, 0.3])
+    assert check_empty_loss(0)
+    assert check_empty_loss(torch.tensor(0.0))
+
+
+@pytest.mark.parametrize(
+    ("verdict", "hint"),
+    [
+        (lambda: check_hide(mutating_hide), "changed the caller's list"),
+        (lambda: check_hide(lambda t, ps: ["[MASK]" if i - 1 in ps else w
+                                           for i, w in enumerate(t)]), "from 0"),
+        (lambda: check_hide(lambda t, ps: ["[MASK]" if any(w == t[p] for p in ps) else w
+                                           for w in t]), "every copy"),
+        (lambda: check_hide(lambda t, ps: "the [MASK]"), "expected a list"),
+        (lambda: check_hide(lambda t, ps: t[::-1]), "expected"),
+        (lambda: check_labels(lambda ids, ps: [IGNORE_INDEX if k in ps else t
+                                               for k, t in enumerate(ids)]), "swapped"),
+        (lambda: check_labels(lambda ids, ps: [t if k in ps else 0 for k, t in enumerate(ids)]),
+         "0 is a real token id"),
+        (lambda: check_labels(lambda ids, ps: None), "expected a list of ids"),
+        (lambda: check_missing_probability(0.9, [0.1, 0.2, 0.3]), "subtract *all*"),
+        (lambda: check_missing_probability(0.6, [0.1, 0.2, 0.3]), "what is left"),
+        (lambda: check_empty_loss(float("nan")), "PyTorch's *mean*"),
+        (lambda: check_empty_loss(10.309), "log |V|"),
+        (lambda: check_empty_loss(None), "Not answered yet"),
+    ],
+)
+def test_walkthrough_mistakes_are_named(verdict, hint):
+    v = verdict()
+    assert not v, v
+    assert hint in str(v), v

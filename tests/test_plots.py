@@ -51,3 +51,26 @@ def test_grouped_bars_neg_log_curve_and_tower():
     assert sum(p.get_height() for p in fig.axes[0].patches) == pytest.approx(2.5257)
     with pytest.raises(ValueError, match="cannot be negative"):
         plots.loss_tower({"x": -1.0})
+
+
+def test_walkthrough_figures():
+    fig = plots.reads_and_answers(["the", "fat", "cat", "sat"], [2])
+    top, bottom = fig.axes
+    assert [t.get_text() for t in top.texts] == ["the", "fat", "?", "sat"]
+    assert "cat" in [t.get_text() for t in bottom.texts]
+    with pytest.raises(ValueError, match="cannot mask position 9 in a 4-token sentence"):
+        plots.reads_and_answers(["a", "b", "c", "d"], [9])
+    fig = plots.probability_dial(0.25, "P(cat)")
+    assert "P(cat) = 0.2500" in [t.get_text() for t in fig.axes[0].texts]
+    with pytest.raises(ValueError, match="must lie in"):
+        plots.probability_dial(1.5)
+    fig = plots.slots_and_tower({"a": 0.5, "b": 0.25})
+    assert len(fig.axes) == 3
+    tower = fig.axes[-1]
+    assert sum(p.get_height() for p in tower.patches) == pytest.approx(-np.log(0.125))
+    fig = plots.edge_cases()
+    assert len(fig.axes) == 4
+    fig = plots.pipeline()
+    labels = " ".join(t.get_text() for t in fig.axes[0].texts)
+    for name in ("mask_tokens", "softmax", "slot_loss", "mlm_loss"):
+        assert name in labels
