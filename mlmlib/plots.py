@@ -222,13 +222,17 @@ def neg_log_curve(points: dict[str, float] | None = None, log_x: bool = False,
     low = min([p_min, *points.values()])
     p = np.geomspace(low, 1, 400) if log_x else np.linspace(low, 1, 400)
     ax.plot(p, -np.log(p), color=OTHER_COLOUR, linewidth=2.2, label=r"$-\log p$")
-    for k, (name, value) in enumerate(points.items()):
+    for name, value in points.items():
         y = 0.0 - np.log(value)  # 0.0 - x: -log 1 shows as 0, not -0
         ax.plot(value, y, "o", color=TRUTH_COLOUR, markersize=7, zorder=3)
-        right_edge = value > 0.5  # keep labels of points near p = 1 inside the axes
-        ax.annotate(f"{name}\n$-\\log p$ = {y:.4f}", (value, y), textcoords="offset points",
-                    xytext=(-10 if right_edge else 10, 10 + 14 * (k % 2)),
-                    ha="right" if right_edge else "left", fontsize=FONT_SIZE - 2)
+        right_edge = value > 0.8  # near p = 1: name to the left, inside the axes
+        ax.annotate(name, (value, y), textcoords="offset points",
+                    xytext=(-8, 8) if right_edge else (8, 8), ha="right" if right_edge else "left",
+                    fontsize=FONT_SIZE - 1, fontweight="bold")
+    if points:  # the values in one block, where the curve leaves the upper right empty
+        lines = [f"{name}: $-\\log p$ = {0.0 - np.log(v):.4f}" for name, v in points.items()]
+        ax.text(0.98, 0.97, "\n".join(lines), transform=ax.transAxes, ha="right", va="top",
+                fontsize=FONT_SIZE - 2)
     if log_x:
         ax.set_xscale("log")
     ax.set_xlabel("p, the probability given to the true word", fontsize=FONT_SIZE)

@@ -50,11 +50,11 @@ class Explorer(widgets.VBox):
 
         if get_ipython() is None:  # plain Python (the tests): keep the figure, show nothing
             return
-        from IPython.display import clear_output, display
-
-        with self.output:
-            clear_output(wait=True)
-            display(self.figure)
+        # Set the Output widget's contents directly rather than capturing display() calls:
+        # capturing depends on the frontend, and a test runner such as nbval would see the
+        # figure leak into the cell's own outputs.
+        self.output.outputs = ()
+        self.output.append_display_data(self.figure)
 
     def __repr__(self) -> str:  # what nbval and a page without a kernel see: no widget ids
         return f"<{self.title}: move the controls in a live notebook>"
