@@ -1,0 +1,267 @@
+r"""mlmlib.model - read both sides and score every word: a BERT, small enough for a laptop.
+
+Does: the BERT architecture of Devlin et al. (2019), exactly: token + position + segment
+embeddings, LayerNorm and dropout; post-LN encoder blocks (self-attention through
+``torch.nn.functional.scaled_dot_product_attention`` with the padding mask, then a GELU
+feed-forward), each sub-layer followed by dropout, a residual sum and LayerNorm; the masked-LM
+head as Google's code has it (dense + GELU + LayerNorm, then a decoder tied to the input
+embeddings plus a bias ``b_v``); and an optional pooler + next-sentence head.
+
+.. math::
+
+    s_v = \mathbf{w}_v^\top \operatorname{LN}(\operatorname{GELU}(D \mathbf{h}_i)) + b_v
+
+By default the head scores only the masked positions (it gathers the hidden states where the
+labels are not ``IGNORE_INDEX`` before the decoder): the same loss for a fraction of the
+output layer's work. ``score_all=True`` scores every position (fill-mask, pictures).
+
+Does not: tokenize, mask or train (:mod:`mlmlib.tokenizer`, :mod:`mlmlib.masking`,
+:mod:`mlmlib.train`). The loss itself comes from :mod:`mlmlib.loss`.
+
+>>> import torch
+>>> model = MiniBert(BertConfig(vocab_size=50, hidden_size=16, num_layers=1, num_heads=2,
+...                             intermediate_size=32, max_position=16))
+>>> ids = torch.tensor([[2, 7, 4, 9, 3]])
+>>> labels = torch.tensor([[-100, -100, 8, -100, -100]])
+>>> logits, loss = model(ids, labels=labels)
+>>> tuple(logits.shape), loss.shape
+((1, 50), torch.Size([]))
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from mlmlib.constants import IGNORE_INDEX
+from mlmlib.loss import mlm_loss, nsp_loss
+
+__all__ = ["BertConfig", "BertOutput", "MiniBert"]
+
+
+@dataclass
+class BertConfig:
+    vocab_size: int = 1024  # |V|: rows of the word-embedding table (and of the scores)
+    hidden_size: int = 128  # d: the length of every h_i
+    num_layers: int = 2  # encoder blocks stacked
+    num_heads: int = 4  # attention heads; hidden_size must be a multiple of it
+    intermediate_size: int = 512  # feed-forward width, 4 x hidden_size as in BERT
+    max_position: int = 128  # the longest input, [CLS] and [SEP] included
+    type_vocab_size: int = 2  # segments: 0 for sentence A, 1 for sentence B
+    dropout: float = 0.1  # BERT's hidden_dropout_prob
+    attention_dropout: float = 0.1  # BERT's attention_probs_dropout_prob
+    layer_norm_eps: float = 1e-12  # BERT's LayerNorm epsilon
+    initializer_range: float = 0.02  # standard deviation of BERT's normal initialisation
+    pad_token_id: int = 0  # its word embedding starts at zero, as in Hugging Face's BERT
+    nsp: bool = False  # add the pooler and the next-sentence-prediction head
+
+    def __post_init__(self):
+        for name in ("vocab_size", "hidden_size", "num_layers", "num_heads",
+                     "intermediate_size", "max_position", "type_vocab_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive whole number, got {value!r}")
+        if self.hidden_size % self.num_heads:
+            raise ValueError(f"hidden_size {self.hidden_size} must be a multiple of "
+                             f"num_heads {self.num_heads}")
+        for name in ("dropout", "attention_dropout"):
+            if not 0.0 <= getattr(self, name) < 1.0:
+                raise ValueError(f"{name} must lie in [0, 1), got {getattr(self, name)}")
+        if not 0 <= self.pad_token_id < self.vocab_size:
+            raise ValueError(f"pad_token_id {self.pad_token_id} is outside the vocabulary")
+
+
+@dataclass
+class BertOutput:
+    """What :meth:`MiniBert.forward` returns; unpacks as ``logits, loss = model(...)``."""
+
+    logits: torch.Tensor  # (|M|, V) for the masked slots, or (B, T, V) when scoring all
+    loss: torch.Tensor | None = None  # mean MLM loss over M, plus the NSP loss if asked
+    nsp_logits: torch.Tensor | None = None  # (B, 2): column 0 "B follows A", 1 "random"
+    attentions: list[torch.Tensor] = field(default_factory=list)  # per layer (B, nh, T, T)
+
+    def __iter__(self):
+        return iter((self.logits, self.loss))
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, cfg: BertConfig):
+        super().__init__()
+        self.num_heads = cfg.num_heads
+        self.qkv = nn.Linear(cfg.hidden_size, 3 * cfg.hidden_size)  # query, key, value at once
+        self.out = nn.Linear(cfg.hidden_size, cfg.hidden_size)
+        self.attention_dropout = cfg.attention_dropout
+
+    def forward(self, x: torch.Tensor, keep: torch.Tensor, want_weights: bool):
+        B, T, C = x.shape
+        nh, hs = self.num_heads, C // self.num_heads
+        q, k, v = self.qkv(x).view(B, T, 3, nh, hs).permute(2, 0, 3, 1, 4)  # 3 x (B, nh, T, hs)
+        p = self.attention_dropout if self.training else 0.0
+        if want_weights:  # the explicit route, for pictures: softmax(q k^T / sqrt(hs))
+            scores = (q @ k.transpose(-2, -1)) / math.sqrt(hs)  # (B, nh, T, T)
+            weights = scores.masked_fill(~keep, float("-inf")).softmax(dim=-1)
+            y = F.dropout(weights, p, self.training) @ v  # (B, nh, T, hs)
+        else:
+            weights = None
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=keep, dropout_p=p)
+        y = y.transpose(1, 2).reshape(B, T, C)  # (B, T, nh * hs)
+        return self.out(y), weights
+
+
+class EncoderBlock(nn.Module):
+    """Post-LN, as in BERT: x = LN(x + Attn(x)); x = LN(x + FFN(x))."""
+
+    def __init__(self, cfg: BertConfig):
+        super().__init__()
+        self.attention = SelfAttention(cfg)
+        self.ln_attention = nn.LayerNorm(cfg.hidden_size, eps=cfg.layer_norm_eps)
+        self.ffn_in = nn.Linear(cfg.hidden_size, cfg.intermediate_size)
+        self.ffn_out = nn.Linear(cfg.intermediate_size, cfg.hidden_size)
+        self.ln_ffn = nn.LayerNorm(cfg.hidden_size, eps=cfg.layer_norm_eps)
+        self.dropout = nn.Dropout(cfg.dropout)
+
+    def forward(self, x, keep, want_weights):
+        a, weights = self.attention(x, keep, want_weights)
+        x = self.ln_attention(x + self.dropout(a))
+        x = self.ln_ffn(x + self.dropout(self.ffn_out(F.gelu(self.ffn_in(x)))))
+        return x, weights
+
+
+class MiniBert(nn.Module):
+    """BERT for masked-language modeling (and optionally next-sentence prediction)."""
+
+    def __init__(self, cfg: BertConfig):
+        super().__init__()
+        self.config = cfg
+        d = cfg.hidden_size
+        self.word_embeddings = nn.Embedding(cfg.vocab_size, d)
+        self.position_embeddings = nn.Embedding(cfg.max_position, d)
+        self.segment_embeddings = nn.Embedding(cfg.type_vocab_size, d)
+        self.ln_embeddings = nn.LayerNorm(d, eps=cfg.layer_norm_eps)
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.blocks = nn.ModuleList(EncoderBlock(cfg) for _ in range(cfg.num_layers))
+        # the masked-LM head: transform, then score against the (tied) word embeddings
+        self.head_dense = nn.Linear(d, d)
+        self.head_ln = nn.LayerNorm(d, eps=cfg.layer_norm_eps)
+        self.head_bias = nn.Parameter(torch.zeros(cfg.vocab_size))  # b_v
+        if cfg.nsp:
+            self.pooler = nn.Linear(d, d)
+            self.nsp_head = nn.Linear(d, 2)
+        self.apply(self._init_weights)
+
+    def _init_weights(self, module: nn.Module) -> None:
+        std = self.config.initializer_range
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, mean=0.0, std=std)
+            nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, mean=0.0, std=std)
+            if module is self.word_embeddings:
+                with torch.no_grad():
+                    module.weight[self.config.pad_token_id].zero_()
+        elif isinstance(module, nn.LayerNorm):
+            nn.init.ones_(module.weight)
+            nn.init.zeros_(module.bias)
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    # ------------------------------------------------------------------ checks
+
+    def _check(self, input_ids, attention_mask, token_type_ids, labels, is_next):
+        cfg = self.config
+        if not isinstance(input_ids, torch.Tensor) or input_ids.is_floating_point() \
+                or input_ids.dtype == torch.bool:
+            raise TypeError("input_ids must be an integer tensor of token ids")
+        if input_ids.ndim != 2:
+            raise ValueError(f"input_ids must have shape (B, T), got {tuple(input_ids.shape)}")
+        B, T = input_ids.shape
+        if T > cfg.max_position:
+            raise ValueError(f"sequences of {T} tokens are longer than max_position "
+                             f"{cfg.max_position}")
+        if input_ids.numel() and (input_ids.min() < 0 or input_ids.max() >= cfg.vocab_size):
+            bad = int(input_ids[(input_ids < 0) | (input_ids >= cfg.vocab_size)][0])
+            raise ValueError(f"token id {bad} is outside the vocabulary of {cfg.vocab_size}")
+        for name, t in (("attention_mask", attention_mask), ("token_type_ids", token_type_ids),
+                        ("labels", labels)):
+            if t is not None and tuple(t.shape) != (B, T):
+                raise ValueError(f"{name} has shape {tuple(t.shape)} but input_ids have shape "
+                                 f"{(B, T)}")
+        if attention_mask is not None and ((attention_mask != 0) & (attention_mask != 1)).any():
+            raise ValueError("attention_mask must hold 1 (a real token) or 0 (padding)")
+        if token_type_ids is not None and token_type_ids.numel() and (
+                token_type_ids.min() < 0 or token_type_ids.max() >= cfg.type_vocab_size):
+            raise ValueError(f"token_type_ids must lie in 0..{cfg.type_vocab_size - 1}")
+        if is_next is not None:
+            if not cfg.nsp:
+                raise ValueError("is_next was given but the model has no NSP head "
+                                 "(BertConfig(nsp=True))")
+            if tuple(is_next.shape) != (B,):
+                raise ValueError(f"is_next has shape {tuple(is_next.shape)}, expected {(B,)}")
+
+    # ------------------------------------------------------------------ forward
+
+    def encode(self, input_ids, attention_mask=None, token_type_ids=None,
+               want_weights: bool = False):
+        """The hidden states ``h_i`` of every position, ``(B, T, d)``, and attention weights."""
+        T = input_ids.shape[1]
+        positions = torch.arange(T, device=input_ids.device)  # (T,)
+        segments = token_type_ids if token_type_ids is not None else torch.zeros_like(input_ids)
+        x = (self.word_embeddings(input_ids) + self.position_embeddings(positions)
+             + self.segment_embeddings(segments))  # (B, T, d)
+        x = self.dropout(self.ln_embeddings(x))
+        if attention_mask is None:
+            attention_mask = torch.ones_like(input_ids)
+        keep = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, T): keys a query may read
+        weights = []
+        for block in self.blocks:
+            x, w = block(x, keep, want_weights)
+            if want_weights:
+                weights.append(w)
+        return x, weights
+
+    def score(self, h: torch.Tensor) -> torch.Tensor:
+        """The masked-LM head: every word's score ``s_v`` for hidden states ``(..., d)``."""
+        t = self.head_ln(F.gelu(self.head_dense(h)))  # (..., d)
+        return t @ self.word_embeddings.weight.T + self.head_bias  # (..., V), tied decoder
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
+                token_type_ids: torch.Tensor | None = None, labels: torch.Tensor | None = None,
+                is_next: torch.Tensor | None = None, score_all: bool | None = None,
+                return_attention: bool = False) -> BertOutput:
+        """Scores (and the loss when ``labels`` are given).
+
+        Args:
+            input_ids: ``(B, T)`` token ids.
+            attention_mask: ``(B, T)``, 1 for real tokens and 0 for padding.
+            token_type_ids: ``(B, T)`` segment ids (0 for sentence A, 1 for B).
+            labels: ``(B, T)``, the original id at masked positions, ``IGNORE_INDEX`` elsewhere.
+            is_next: ``(B,)`` booleans, True where sentence B really follows A (NSP).
+            score_all: score every position (``(B, T, V)`` logits) instead of only the masked
+                ones (``(|M|, V)``). Defaults to True without labels, False with them.
+            return_attention: also return every layer's attention weights (slower).
+        """
+        self._check(input_ids, attention_mask, token_type_ids, labels, is_next)
+        h, weights = self.encode(input_ids, attention_mask, token_type_ids, return_attention)
+        if score_all is None:
+            score_all = labels is None
+        if score_all:
+            logits = self.score(h)  # (B, T, V)
+            loss = None if labels is None else mlm_loss(logits, labels, reduction="mean")
+        else:
+            if labels is None:
+                raise ValueError("scoring only the masked positions needs labels")
+            in_m = labels != IGNORE_INDEX  # (B, T)
+            logits = self.score(h[in_m])  # (|M|, V): the decoder runs on masked slots only
+            loss = mlm_loss(logits, labels[in_m], reduction="mean")
+        nsp_logits = None
+        if self.config.nsp:
+            pooled = torch.tanh(self.pooler(h[:, 0]))  # (B, d): the [CLS] position
+            nsp_logits = self.nsp_head(pooled)  # (B, 2)
+            if is_next is not None:
+                loss = nsp_loss(nsp_logits, is_next) + (0.0 if loss is None else loss)
+        return BertOutput(logits, loss, nsp_logits, weights)
