@@ -1,4 +1,4 @@
-"""mlmlib.tokenizer - text to tokens to ids: BERT's basic tokenizer and a word-level vocabulary.
+"""mlmlib.tokenizer - text to tokens to ids: BERT's basic and WordPiece tokenizers.
 
 Does:
 
@@ -8,24 +8,35 @@ Does:
 * :class:`WordVocab` - a word-level vocabulary: the special tokens ``[PAD] [UNK] [CLS] [SEP]
   [MASK]`` (ids 0-4), then the words of a corpus by falling count, ties in alphabetical order,
   so the same text always gives the same ids. Unknown words map to ``[UNK]``.
+* :class:`WordPiece` - BERT's tokenizer: the basic step, then each word split greedily into
+  the longest pieces found in the vocabulary, continuation pieces written ``##piece``, and
+  ``[UNK]`` for a word that cannot be split (or is longer than 100 characters). Reads and
+  writes BERT's ``vocab.txt`` (one token per line; the line number is the id).
+* :func:`train_wordpiece` - learn a WordPiece vocabulary of a given size from text by merging
+  adjacent pieces: by default the most frequent pair (what Hugging Face's ``tokenizers``
+  WordPiece trainer does), or by the WordPiece score ``count(ab) / (count(a) * count(b))``.
 
-Does not: split words into WordPiece ``##`` pieces (the mini BERT's tokenizer adds that), or
-read files (:mod:`mlmlib.corpora`).
+Does not: read corpora (:mod:`mlmlib.corpora`) or mask (:mod:`mlmlib.masking`).
 
 >>> basic_tokenize("Héllo, World! x^2")
 ['hello', ',', 'world', '!', 'x', '^', '2']
 >>> vocab = WordVocab.from_tokens(["the", "cat", "sat", "the"])
 >>> vocab.encode(["the", "dog"])
 [5, 1]
+>>> wp = WordPiece([*SPECIAL_TOKENS, "em", "##bed", "##ding", "the"])
+>>> wp.tokenize("The embedding embeds!")
+['the', 'em', '##bed', '##ding', '[UNK]', '[UNK]']
 """
 
 from __future__ import annotations
 
 import unicodedata
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from itertools import pairwise
+from pathlib import Path
 
-__all__ = ["SPECIAL_TOKENS", "WordVocab", "basic_tokenize"]
+__all__ = ["SPECIAL_TOKENS", "WordPiece", "WordVocab", "basic_tokenize", "train_wordpiece"]
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
@@ -137,3 +148,160 @@ class WordVocab:
                 raise ValueError(f"id {i} is outside the vocabulary of {len(self.words)} words")
             out.append(self.words[i])
         return out
+
+
+class WordPiece:
+    """BERT's WordPiece tokenizer over a fixed vocabulary (a list: the index is the id)."""
+
+    max_chars_per_word = 100  # longer words become [UNK], as in BERT
+
+    def __init__(self, vocab: Sequence[str], lower: bool = True):
+        vocab = list(vocab)
+        missing = [t for t in SPECIAL_TOKENS if t not in vocab]
+        if missing:
+            raise ValueError(f"the vocabulary lacks BERT's special tokens {missing}")
+        if len(set(vocab)) != len(vocab):
+            raise ValueError("a token appears twice in the vocabulary")
+        self.vocab = vocab
+        self.ids = {t: i for i, t in enumerate(vocab)}
+        self.lower = lower
+
+    @classmethod
+    def from_file(cls, path, lower: bool = True) -> WordPiece:
+        """Read BERT's ``vocab.txt``: one token per line."""
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"no vocabulary file at {path}")
+        return cls(path.read_text(encoding="utf-8").splitlines(), lower=lower)
+
+    def save(self, path) -> None:
+        Path(path).write_text("".join(f"{t}\n" for t in self.vocab), encoding="utf-8")
+
+    def __len__(self) -> int:
+        return len(self.vocab)
+
+    @property
+    def special_ids(self) -> list[int]:
+        return [self.ids[t] for t in SPECIAL_TOKENS]
+
+    def token_id(self, token: str) -> int:
+        return self.ids[token]
+
+    def split_word(self, word: str) -> list[str]:
+        """Greedy longest-match-first: the longest known piece, then the rest as ``##``."""
+        if len(word) > self.max_chars_per_word:
+            return ["[UNK]"]
+        pieces, start = [], 0
+        while start < len(word):
+            end = len(word)
+            while end > start:
+                piece = word[start:end] if start == 0 else "##" + word[start:end]
+                if piece in self.ids:
+                    break
+                end -= 1
+            else:  # no piece fits: the whole word is unknown
+                return ["[UNK]"]
+            pieces.append(piece)
+            start = end
+        return pieces
+
+    def tokenize(self, text: str) -> list[str]:
+        return [p for word in basic_tokenize(text, lower=self.lower)
+                for p in self.split_word(word)]
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text``, without [CLS] and [SEP]."""
+        return [self.ids[p] for p in self.tokenize(text)]
+
+    def decode(self, ids: Iterable[int]) -> list[str]:
+        out = []
+        for i in ids:
+            i = int(i)
+            if not 0 <= i < len(self.vocab):
+                raise ValueError(f"id {i} is outside the vocabulary of {len(self.vocab)} tokens")
+            out.append(self.vocab[i])
+        return out
+
+
+SCORES = ("frequency", "wordpiece")
+
+
+def train_wordpiece(texts: Iterable[str], vocab_size: int, lower: bool = True,
+                    min_count: int = 1, score: str = "frequency") -> WordPiece:
+    """Learn a WordPiece vocabulary of ``vocab_size`` tokens from ``texts``.
+
+    Start from single characters (``##c`` inside a word), then repeatedly merge one adjacent
+    pair of pieces into a new piece. Which pair:
+
+    * ``"frequency"`` (default): the pair that occurs most often, counting each word as often
+      as it appears. This is what Hugging Face's ``tokenizers`` WordPiece trainer does (it
+      learns BPE-style merges), and it gives common words a piece of their own early.
+    * ``"wordpiece"``: the highest ``count(ab) / (count(a) * count(b))``, the score usually
+      given for WordPiece. It prefers pairs whose parts rarely occur apart, so on a small
+      corpus it first merges rare pairs (try it on the CPython docs).
+
+    Ties go to the alphabetically first pair, so training is deterministic.
+    """
+    if score not in SCORES:
+        raise ValueError(f"score must be one of {SCORES}, got {score!r}")
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
+        raise TypeError("vocab_size must be a whole number")
+    words = Counter(w for text in texts for w in basic_tokenize(text, lower=lower))
+    words = {w: c for w, c in words.items() if c >= min_count}
+    if not words:
+        raise ValueError("no text to learn from: the corpus is empty")
+    splits = {w: [w[0], *("##" + ch for ch in w[1:])] for w in words}
+    alphabet = sorted({p for pieces in splits.values() for p in pieces})
+    vocab = [*SPECIAL_TOKENS, *alphabet]
+    if vocab_size < len(vocab):
+        raise ValueError(f"vocab_size {vocab_size} is smaller than the {len(vocab)} special "
+                         "tokens and characters the corpus needs")
+
+    piece_count: Counter = Counter()
+    pair_count: Counter = Counter()
+    pair_words: defaultdict = defaultdict(set)  # pair -> the words it occurs in
+    for w, c in words.items():
+        pieces = splits[w]
+        for p in pieces:
+            piece_count[p] += c
+        for a, b in pairwise(pieces):
+            pair_count[a, b] += c
+            pair_words[a, b].add(w)
+
+    known = set(vocab)
+    while len(vocab) < vocab_size and pair_count:
+        if score == "frequency":  # the most frequent pair; ties: alphabetically first
+            best = min(pair_count, key=lambda ab: (-pair_count[ab], ab))
+        else:
+            best = min(pair_count, key=lambda ab: (-pair_count[ab] / (piece_count[ab[0]]
+                                                                      * piece_count[ab[1]]), ab))
+        a, b = best
+        merged = a + b[2:]
+        for w in list(pair_words.pop(best, ())):
+            c, old = words[w], splits[w]
+            for p in old:
+                piece_count[p] -= c
+            for pair in pairwise(old):
+                pair_count[pair] -= c
+                if pair_count[pair] <= 0:
+                    del pair_count[pair]
+                pair_words[pair].discard(w)
+            new, i = [], 0
+            while i < len(old):
+                if i + 1 < len(old) and old[i] == a and old[i + 1] == b:
+                    new.append(merged)
+                    i += 2
+                else:
+                    new.append(old[i])
+                    i += 1
+            splits[w] = new
+            for p in new:
+                piece_count[p] += c
+            for pair in pairwise(new):
+                pair_count[pair] += c
+                pair_words[pair].add(w)
+        pair_count.pop(best, None)
+        if merged not in known:
+            known.add(merged)
+            vocab.append(merged)
+    return WordPiece(vocab, lower=lower)
