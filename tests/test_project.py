@@ -70,6 +70,7 @@ ALLOWED = {
     "masking": {"constants"},
     "model": {"constants", "loss"},
     "tokenizer": {"constants"},
+    "toyworld": set(),
     "corpora": {"constants", "tokenizer", "masking"},
     "train": {"constants", "loss", "masking", "model", "tokenizer", "corpora"},
     "hf": {"constants", "model", "tokenizer"},

@@ -1,0 +1,205 @@
+r"""mlmlib.toyworld - a small language with known probabilities, and the exact MLM loss floor.
+
+Does: :class:`ToyWorld` is a hidden Markov model over about 200 English words that writes
+grammatical little sentences ("the small cat sat on the old mat ."). Each hidden state is a
+grammatical slot (a subject noun that is an animal or a person, its kind of verb, a
+preposition, ...), so the words on *both* sides of a blank matter: "the small ___ barked"
+calls for an animal, "the ___ read a book" for a person, "the ___ sat" for either. Because
+every probability is known, :meth:`ToyWorld.posterior` gives the exact
+``P(x_i = v | visible tokens)`` for any set of masked positions (the forward-backward
+algorithm), and :meth:`ToyWorld.bayes_loss` the exact Bayes-optimal MLM loss of a set of
+masked sentences: the floor that no model can beat on average.
+
+.. math::
+
+    P(x_i = v \mid \mathbf{x}_{\setminus M}) =
+    \sum_s P(z_i = s \mid \mathbf{x}_{\setminus M}) \, e_s(v),
+    \qquad P(z_i = s \mid \cdot) \propto \alpha_i(s) \beta_i(s)
+
+where a masked position contributes the factor :math:`\sum_v e_s(v) = 1`. The posterior also
+conditions on the sentence's length, which a model sees too (sentences end with "." and then
+stop).
+
+Does not: tokenize into sub-words (the toy world's tokens are whole words) or train anything.
+
+>>> world = ToyWorld()
+>>> " ".join(world.sample(2, rng=0)[0])
+'a small boy sat on their river .'
+>>> post = world.posterior(["the", "small", "cat", "barked", "."], masked=[2])
+>>> [world.words[int(i)] for i in post[0].topk(2).indices]
+['cat', 'dog']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+__all__ = ["ToyWorld"]
+
+# The lexicon: each slot's words, most likely first. Some words belong to several slots
+# ("sat", "watched"), which is what makes the posterior interesting.
+LEXICON = {
+    "det": "the a this that every my your our their some".split(),
+    "adj": ("small big old young little happy sad quiet loud tired hungry clever lazy brave "
+            "gentle angry calm busy shy proud sleepy friendly grumpy curious silly kind wild "
+            "noisy fluffy tiny huge lucky patient nervous cheerful bored polite").split(),
+    "animal": ("cat dog bird horse cow mouse rabbit fox duck goat sheep pig owl frog bear "
+               "lion tiger wolf deer hen parrot hamster turtle snake monkey donkey puppy "
+               "kitten goose squirrel").split(),
+    "person": ("boy girl man woman teacher doctor farmer baker child king queen student "
+               "painter singer driver nurse pilot cook sailor writer judge poet clown "
+               "grandmother uncle aunt neighbour friend stranger guard").split(),
+    "verb_i_animal": ("sat slept barked purred ran jumped hid waited played growled squeaked "
+                      "howled hopped rested").split(),
+    "verb_i_person": ("sat slept laughed sang ran waited smiled danced worked cried rested "
+                      "studied shouted").split(),
+    "verb_t_animal": "chased ate watched found caught smelled licked dropped bit".split(),
+    "verb_t_person": ("read painted watched found wrote cooked bought opened carried cleaned "
+                      "fixed washed").split(),
+    "adv": "quietly quickly happily slowly loudly again alone together".split(),
+    "prep": "on under near behind beside in by across inside over".split(),
+    "object": ("mat table box hat book chair bed garden window door floor wall rug basket "
+               "cake letter cup ball bone apple bench tree fence roof kitchen river road "
+               "bridge car boat sofa lamp pillow blanket field hill shed stove shelf").split(),
+    "end": ["."],
+}
+
+# (state name, the lexicon entry it emits from)
+STATES = [
+    ("det_s", "det"), ("adj_s", "adj"), ("animal", "animal"), ("person", "person"),
+    ("verb_i_animal", "verb_i_animal"), ("verb_i_person", "verb_i_person"),
+    ("verb_t_animal", "verb_t_animal"), ("verb_t_person", "verb_t_person"),
+    ("adv", "adv"), ("prep", "prep"), ("det_o", "det"), ("adj_o", "adj"),
+    ("object", "object"), ("end", "end"),
+]
+
+# transition probabilities; every sentence starts at det_s and stops after "end"
+TRANSITIONS = {
+    "det_s": {"adj_s": 0.4, "animal": 0.3, "person": 0.3},
+    "adj_s": {"adj_s": 0.15, "animal": 0.425, "person": 0.425},
+    "animal": {"verb_i_animal": 0.55, "verb_t_animal": 0.45},
+    "person": {"verb_i_person": 0.5, "verb_t_person": 0.5},
+    "verb_i_animal": {"prep": 0.65, "adv": 0.2, "end": 0.15},
+    "verb_i_person": {"prep": 0.6, "adv": 0.25, "end": 0.15},
+    "verb_t_animal": {"det_o": 1.0},
+    "verb_t_person": {"det_o": 1.0},
+    "adv": {"prep": 0.5, "end": 0.5},
+    "prep": {"det_o": 1.0},
+    "det_o": {"adj_o": 0.35, "object": 0.65},
+    "adj_o": {"adj_o": 0.1, "object": 0.9},
+    "object": {"end": 0.8, "prep": 0.2},
+    "end": {},
+}
+
+
+class ToyWorld:
+    """A hidden Markov model that writes little English sentences, with exact posteriors."""
+
+    def __init__(self, max_len: int = 20):
+        self.max_len = max_len  # longer samples are redrawn (the length is always observed)
+        self.states = [name for name, _ in STATES]
+        self.words = sorted({w for ws in LEXICON.values() for w in ws})
+        self.word_id = {w: i for i, w in enumerate(self.words)}
+        S, V = len(self.states), len(self.words)
+        index = {name: k for k, name in enumerate(self.states)}
+        self.start = torch.zeros(S, dtype=torch.float64)  # (S,)
+        self.start[index["det_s"]] = 1.0
+        self.trans = torch.zeros(S, S, dtype=torch.float64)  # (S, S): from row to column
+        for a, nexts in TRANSITIONS.items():
+            for b, p in nexts.items():
+                self.trans[index[a], index[b]] = p
+        self.stop = torch.zeros(S, dtype=torch.float64)  # (S,): P(sentence ends after s)
+        self.stop[index["end"]] = 1.0
+        self.emit = torch.zeros(S, V, dtype=torch.float64)  # (S, V): e_s(v)
+        for k, (_, entry) in enumerate(STATES):
+            words = LEXICON[entry]
+            weights = torch.tensor([1.0 / (r + 1) for r in range(len(words))],
+                                   dtype=torch.float64)  # Zipf: the first words most likely
+            for w, p in zip(words, weights / weights.sum(), strict=True):
+                self.emit[k, self.word_id[w]] = p
+        assert torch.allclose(self.trans.sum(1) + self.stop, torch.ones(S, dtype=torch.float64))
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.words)
+
+    # ------------------------------------------------------------------ sampling
+
+    def sample(self, n: int, rng) -> list[list[str]]:
+        """``n`` sentences (lists of words), drawn with a seed or a ``torch.Generator``."""
+        gen = rng if isinstance(rng, torch.Generator) else torch.Generator().manual_seed(rng)
+        out = []
+        while len(out) < n:
+            s = int(torch.multinomial(self.start, 1, generator=gen))
+            words = []
+            while True:
+                words.append(self.words[int(torch.multinomial(self.emit[s], 1, generator=gen))])
+                if self.stop[s] > 0 and torch.rand((), generator=gen) < self.stop[s]:
+                    break
+                s = int(torch.multinomial(self.trans[s], 1, generator=gen))
+            if len(words) <= self.max_len:
+                out.append(words)
+        return out
+
+    # ------------------------------------------------------------------ exact inference
+
+    def _emissions(self, words: Sequence[str], masked: set[int]) -> torch.Tensor:
+        """(T, S): e_s(x_t) at visible positions, 1 at masked ones (summed over every word)."""
+        unknown = [w for w in words if w not in self.word_id]
+        if unknown:
+            raise ValueError(f"{unknown[0]!r} is not a word of the toy world")
+        e = self.emit[:, [self.word_id[w] for w in words]].T.clone()  # (T, S)
+        for t in masked:
+            e[t] = 1.0
+        return e
+
+    def posterior(self, words: Sequence[str], masked: Sequence[int]) -> torch.Tensor:
+        """``P(x_i = v | visible words, length)`` for each masked position: ``(|M|, V)``."""
+        T = len(words)
+        masked = list(masked)
+        if len(set(masked)) != len(masked):
+            raise ValueError("a masked position is listed twice")
+        for i in masked:
+            if not 0 <= i < T:
+                raise ValueError(f"cannot mask position {i} in a {T}-token sentence")
+        e = self._emissions(words, set(masked))
+        S = len(self.states)
+        alpha = torch.zeros(T, S, dtype=torch.float64)  # scaled forward messages
+        beta = torch.zeros(T, S, dtype=torch.float64)  # scaled backward messages
+        a = self.start * e[0]
+        for t in range(T):
+            if t:
+                a = (alpha[t - 1] @ self.trans) * e[t]
+            total = a.sum()
+            if total == 0:
+                raise ValueError("this sentence is impossible in the toy world")
+            alpha[t] = a / total
+        b = self.stop.clone()
+        for t in range(T - 1, -1, -1):
+            if t < T - 1:
+                b = self.trans @ (e[t + 1] * beta[t + 1])
+            beta[t] = b / b.sum() if b.sum() > 0 else b
+        gamma = alpha * beta  # (T, S), proportional to P(z_t = s | everything visible)
+        if (gamma.sum(1) == 0).any():
+            raise ValueError("this sentence is impossible in the toy world")
+        gamma = gamma / gamma.sum(1, keepdim=True)
+        return gamma[masked] @ self.emit  # (|M|, V)
+
+    def bayes_loss(self, sentences: Sequence[Sequence[str]],
+                   masks: Sequence[Sequence[int]]) -> float:
+        """The exact Bayes-optimal MLM loss: the mean of ``-log P(true word | visible)``.
+
+        Averaged over every masked slot of every sentence (the "mean" reduction a trainer
+        reports), with each sentence's masked positions given in ``masks``.
+        """
+        total, count = 0.0, 0
+        for words, masked in zip(sentences, masks, strict=True):
+            if not len(masked):
+                continue
+            post = self.posterior(words, masked)
+            truth = torch.tensor([self.word_id[words[i]] for i in masked])
+            total -= post[torch.arange(len(masked)), truth].log().sum().item()
+            count += len(masked)
+        return total / max(count, 1)
