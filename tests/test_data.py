@@ -123,3 +123,96 @@ def test_trainer_size_determinism_and_scores():
         train_wordpiece(["", "   "], 100)
     with pytest.raises(ValueError, match="score must be one of"):
         train_wordpiece(["a"], 100, score="bpe")
+
+
+# ----------------------------------------------------------------------------- loaders, batches
+
+import math  # noqa: E402
+
+import torch  # noqa: E402
+
+from mlmlib.constants import IGNORE_INDEX  # noqa: E402
+from mlmlib.corpora import (  # noqa: E402
+    load_text,
+    mask_batch,
+    nsp_rows,
+    pack_rows,
+    sentences_of,
+    split_documents,
+)
+
+SPECIAL = {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4}
+
+
+def test_load_your_own_text(tmp_path):
+    (tmp_path / "b.txt").write_text("Second file. It has two sentences.", encoding="utf-8")
+    (tmp_path / "a.txt").write_text("First file.", encoding="utf-8")
+    (tmp_path / "notes.md").write_text("ignored")
+    docs = load_text(tmp_path)
+    assert [d.name for d in docs] == ["a.txt", "b.txt"]
+    assert load_text(tmp_path / "a.txt")[0].text == "First file."
+
+
+def test_load_text_errors_name_the_problem(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such file or folder"):
+        load_text(tmp_path / "missing.txt")
+    (tmp_path / "empty.txt").write_text("  \n")
+    with pytest.raises(ValueError, match=r"empty\.txt is empty"):
+        load_text(tmp_path / "empty.txt")
+    (tmp_path / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
+    with pytest.raises(ValueError, match="not UTF-8 text: byte 0xe9 at offset 3"):
+        load_text(tmp_path / "latin1.txt")
+    (tmp_path / "sub").mkdir()
+    with pytest.raises(ValueError, match=r"holds no \.txt files"):
+        load_text(tmp_path / "sub")
+
+
+def test_sentences_and_document_split():
+    text = "Title\n*****\n\nOne sentence here. Another\nwrapped line! A third?\n\nNew para."
+    assert sentences_of(text) == ["Title", "One sentence here.", "Another wrapped line!",
+                                  "A third?", "New para."]
+    docs = python_docs()
+    train, valid = split_documents(docs, 0.1, rng=0)
+    assert len(valid) == 8 and len(train) + len(valid) == len(docs)
+    assert not {d.name for d in train} & {d.name for d in valid}
+    assert split_documents(docs, 0.1, rng=0) == (train, valid)
+    with pytest.raises(ValueError, match="at least two documents"):
+        split_documents(docs[:1])
+
+
+def test_pack_rows_pads_masks_and_never_drops_tokens():
+    batch = pack_rows([[10, 11, 12], list(range(20, 30))], max_len=6, special=SPECIAL)
+    assert batch.input_ids[0].tolist() == [2, 10, 11, 12, 3, 0]
+    assert batch.attention_mask[0].tolist() == [1, 1, 1, 1, 1, 0]
+    body = batch.input_ids[batch.attention_mask.bool()]
+    assert sorted(t for t in body.tolist() if t >= 10) == [10, 11, 12, *range(20, 30)]
+    assert batch.input_ids.shape == (4, 6)  # the 10-token sequence became three rows
+
+
+def test_nsp_rows():
+    g = torch.Generator().manual_seed(0)
+    docs = [[[10 + d, 20 + k] for k in range(30)] for d in range(6)]
+    batch = nsp_rows(docs, max_len=8, special=SPECIAL, rng=g)
+    n = len(batch.is_next)
+    assert n == 6 * 29
+    share = batch.is_next.float().mean().item()
+    assert abs(share - 0.5) < 4 * math.sqrt(0.25 / n)
+    row, seg = batch.input_ids[0].tolist(), batch.token_type_ids[0].tolist()
+    assert row[0] == 2 and row[3] == 3 and row[6] == 3 and seg == [0, 0, 0, 0, 1, 1, 1, 0]
+    for r in range(n):  # row: [CLS] (doc, k) [SEP] (doc', k') [SEP]
+        a_doc, a_k, _, b_doc, b_k = batch.input_ids[r, 1:6].tolist()
+        if batch.is_next[r]:  # the sentence that really follows, in the same document
+            assert (b_doc, b_k) == (a_doc, a_k + 1)
+        else:  # a sentence from another document
+            assert b_doc != a_doc
+
+
+def test_mask_batch_masks_afresh_and_spares_special_tokens():
+    batch = pack_rows([list(range(5, 40))] * 20, max_len=16, special=SPECIAL)
+    one = mask_batch(batch, 60, 4, list(SPECIAL.values()), rng=1)
+    two = mask_batch(batch, 60, 4, list(SPECIAL.values()), rng=2)
+    assert not torch.equal(one.labels, two.labels)
+    special = batch.input_ids < 5
+    assert (one.labels[special] == IGNORE_INDEX).all()
+    chosen = one.labels != IGNORE_INDEX
+    assert torch.equal(one.labels[chosen], batch.input_ids[chosen])
