@@ -4,8 +4,10 @@ One module per stage of the loss ``L_MLM = -sum_{i in M} log P(x_i | x_\\M)``:
 
 * :mod:`mlmlib.masking` - hide: choose the set M and corrupt the input.
 * :mod:`mlmlib.loss` - softmax, ``-log`` of the truth, sum over M.
-* :mod:`mlmlib.tokenizer` and :mod:`mlmlib.corpora` - the data: text to tokens to ids, and
-  corpora that need no download.
+* :mod:`mlmlib.model` - read both sides and score every word: the mini BERT.
+* :mod:`mlmlib.tokenizer`, :mod:`mlmlib.corpora` and :mod:`mlmlib.toyworld` - the data: text to
+  tokens to ids, corpora that need no download, and a toy language with an exact loss floor.
+* :mod:`mlmlib.hf` - export to and import from Hugging Face's format (needs ``transformers``).
 * :mod:`mlmlib.constants` - ``IGNORE_INDEX``, the one value the stages share.
 * :mod:`mlmlib.plots` - the course's figures (never imported by the core).
 * :mod:`mlmlib.exercises` - checkers for the chapters' exercises (never imported by the core).

@@ -30,6 +30,7 @@ from mlmlib.loss import log_softmax, mlm_loss, slot_loss, softmax
 
 __all__ = [
     "Verdict",
+    "bert_parameter_count",
     "check_branch_counts",
     "check_empty_loss",
     "check_empty_probability",
@@ -38,6 +39,7 @@ __all__ = [
     "check_loss_value",
     "check_missing_probability",
     "check_mlm_loss",
+    "check_parameter_count",
     "check_random_branch_probability",
     "check_slot_loss",
     "check_softmax",
@@ -435,3 +437,39 @@ def check_empty_loss(answer) -> Verdict:
     return _check_number(answer, 0.0, {"that is log |V|, the loss of a uniform guess at one "
                                        "slot; with no slot there is nothing to add":
                                        math.log(30000)}, "the empty sum")
+
+
+def bert_parameter_count(vocab_size: int, hidden: int, layers: int, intermediate: int,
+                         max_position: int, type_vocab: int = 2) -> int:
+    """The number of weights in a BERT masked-LM model (tied decoder, no pooler)."""
+    d, i = hidden, intermediate
+    embeddings = (vocab_size + max_position + type_vocab) * d + 2 * d  # + LayerNorm
+    block = (3 * d * d + 3 * d) + (d * d + d) + 2 * d + (d * i + i) + (i * d + d) + 2 * d
+    head = (d * d + d) + 2 * d + vocab_size  # dense, LayerNorm, the bias b_v
+    return embeddings + layers * block + head
+
+
+def check_parameter_count(answer, vocab_size: int, hidden: int, layers: int,
+                          intermediate: int, max_position: int) -> Verdict:
+    """Check a number: how many weights a BERT masked-LM model of this shape has."""
+    expected = bert_parameter_count(vocab_size, hidden, layers, intermediate, max_position)
+    value = _as_number(answer)
+    if value is None:
+        return _no(f"Not answered yet: expected one number, got {type(answer).__name__}.")
+    if value == expected:
+        return _yes(f"Correct: {expected:,} weights.")
+    d, i = hidden, intermediate
+    biases = (layers * (3 * d + d + i + d) + d)
+    mistakes = {
+        vocab_size * d: "the decoder shares its weights with the word embeddings (tied): "
+                        "count them once",
+        -biases: "every dense layer has a bias as well as weights",
+        -(max_position * d): "the position embeddings have max_position x hidden weights too",
+        -layers * 4 * d: "each block has two LayerNorms, each with a weight and a bias per "
+                         "dimension",
+        -vocab_size: "the head adds one bias b_v per word",
+    }
+    for delta, hint in mistakes.items():
+        if value == expected + delta:
+            return _no(f"Not yet: {value:,.0f} - {hint}.")
+    return _no(f"Not yet: {value:,.0f} is not {expected:,}.")

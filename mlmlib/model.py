@@ -134,7 +134,9 @@ class EncoderBlock(nn.Module):
 class MiniBert(nn.Module):
     """BERT for masked-language modeling (and optionally next-sentence prediction)."""
 
-    def __init__(self, cfg: BertConfig):
+    def __init__(self, cfg: BertConfig, rng: int | torch.Generator = 0):
+        """Build the model; its initial weights are drawn from ``rng`` (a seed or a generator),
+        so the same seed always gives the same model."""
         super().__init__()
         self.config = cfg
         d = cfg.hidden_size
@@ -151,15 +153,17 @@ class MiniBert(nn.Module):
         if cfg.nsp:
             self.pooler = nn.Linear(d, d)
             self.nsp_head = nn.Linear(d, 2)
-        self.apply(self._init_weights)
+        gen = rng if isinstance(rng, torch.Generator) else torch.Generator().manual_seed(rng)
+        for module in self.modules():
+            self._init_weights(module, gen)
 
-    def _init_weights(self, module: nn.Module) -> None:
+    def _init_weights(self, module: nn.Module, gen: torch.Generator) -> None:
         std = self.config.initializer_range
         if isinstance(module, nn.Linear):
-            nn.init.normal_(module.weight, mean=0.0, std=std)
+            nn.init.normal_(module.weight, mean=0.0, std=std, generator=gen)
             nn.init.zeros_(module.bias)
         elif isinstance(module, nn.Embedding):
-            nn.init.normal_(module.weight, mean=0.0, std=std)
+            nn.init.normal_(module.weight, mean=0.0, std=std, generator=gen)
             if module is self.word_embeddings:
                 with torch.no_grad():
                     module.weight[self.config.pad_token_id].zero_()

@@ -392,8 +392,8 @@ def slot_loss_of(scores: Sequence[float], target: int) -> float:
 
 PIPELINE = (
     ("hide", "choose M,\ncorrupt x", "masking.mask_tokens"),
-    ("read both sides", "transformer\ngives h_i", "the mini BERT"),
-    ("score every word", "$s_v = w_v^\\top h_i + b_v$", "the mini BERT"),
+    ("read both sides", "transformer\ngives h_i", "model.MiniBert.encode"),
+    ("score every word", "$s_v = w_v^\\top h_i + b_v$", "model.MiniBert.score"),
     ("softmax", "scores to\nprobabilities", "loss.softmax"),
     ("-log the truth", "surprise at\nthe true word", "loss.slot_loss"),
     ("sum over M", "one number\nfor the sentence", "loss.mlm_loss"),
@@ -424,4 +424,26 @@ def pipeline(stages: Sequence[tuple[str, str, str]] = PIPELINE, ax=None) -> Figu
     ax.set_xlim(0, 1)
     ax.set_ylim(-0.05, n)
     ax.axis("off")
+    return fig
+
+
+def top_words(words: Sequence[str], probs: Sequence[float], truth: str | None = None,
+              title: str | None = None, ax=None) -> Figure:
+    """Horizontal bars of the most likely words, the most likely on top; the truth hatched."""
+    if len(words) != len(probs):
+        raise ValueError(f"{len(words)} words but {len(probs)} probabilities")
+    fig, ax = _single_axes(ax, (5.2, 0.45 * len(words) + 1.2))
+    y = np.arange(len(words))[::-1]
+    colours = [TRUTH_COLOUR if w == truth else OTHER_COLOUR for w in words]
+    bars = ax.barh(y, probs, color=colours, edgecolor="black", linewidth=0.6)
+    for bar, w in zip(bars, words, strict=True):
+        if w == truth:
+            bar.set_hatch("//")
+    ax.bar_label(bars, labels=[f"{p:.3f}" for p in probs], padding=3, fontsize=FONT_SIZE - 1)
+    ax.set_yticks(y, list(words), fontsize=FONT_SIZE)
+    ax.set_xlabel("probability", fontsize=FONT_SIZE)
+    ax.set_xlim(0, max(probs) * 1.25 if len(probs) else 1)
+    ax.spines[["top", "right"]].set_visible(False)
+    if title:
+        ax.set_title(title, fontsize=FONT_SIZE, loc="left")
     return fig

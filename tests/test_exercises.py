@@ -234,3 +234,20 @@ def test_walkthrough_mistakes_are_named(verdict, hint):
     v = verdict()
     assert not v, v
     assert hint in str(v), v
+
+
+def test_parameter_count_checker_agrees_with_the_model_and_names_mistakes():
+    from mlmlib.exercises import bert_parameter_count, check_parameter_count
+    from mlmlib.model import BertConfig, MiniBert
+
+    shape = {"vocab_size": 200, "hidden": 64, "layers": 2, "intermediate": 256,
+             "max_position": 32}
+    model = MiniBert(BertConfig(vocab_size=200, hidden_size=64, num_layers=2, num_heads=4,
+                                intermediate_size=256, max_position=32))
+    assert bert_parameter_count(**shape) == model.num_parameters()
+    n = model.num_parameters()
+    assert check_parameter_count(n, **shape)
+    assert "tied" in str(check_parameter_count(n + 200 * 64, **shape))
+    assert "position embeddings" in str(check_parameter_count(n - 32 * 64, **shape))
+    assert "one bias b_v" in str(check_parameter_count(n - 200, **shape))
+    assert "Not answered" in str(check_parameter_count(None, **shape))

@@ -35,6 +35,15 @@ def test_parameter_count_is_bert_s(nsp):
     assert ours == sum(p.numel() for p in theirs.parameters())
 
 
+def test_the_same_seed_gives_the_same_model():
+    a, b = MiniBert(BertConfig(**TINY), rng=7), MiniBert(BertConfig(**TINY), rng=7)
+    assert all(torch.equal(x, y) for x, y in zip(a.parameters(), b.parameters(), strict=True))
+    c = MiniBert(BertConfig(**TINY), rng=8)
+    assert not torch.equal(a.word_embeddings.weight, c.word_embeddings.weight)
+    w = a.blocks[0].attention.qkv.weight
+    assert abs(w.std().item() - 0.02) < 0.002  # BERT's N(0, 0.02)
+
+
 def test_shapes_and_tied_decoder():
     model = MiniBert(BertConfig(**TINY))
     ids, mask, labels = batch()
