@@ -229,20 +229,29 @@ def _call(fn: Callable, *args):
         return None, f"{type(err).__name__}: {err}"
 
 
+def _number_from(fn: Callable, args: tuple, shown: str) -> tuple[float | None, Verdict | None]:
+    """Call the reader's function for one number: (the number, None) or (None, a verdict)."""
+    result, error = _call(fn, *args)
+    if error:
+        return None, _no(f"Not yet: on {shown} your function raised {error}.")
+    value = _as_number(result)
+    if value is None:
+        what = "nothing (None)" if result is None else type(result).__name__
+        return None, _no(f"Not yet: on {shown} your function returned {what}; expected one "
+                         "number.")
+    return value, None
+
+
 def check_slot_loss(fn) -> Verdict:
     """Check ``fn(scores, target) -> -log P(target)`` on several cases, huge scores included."""
     if not callable(fn):
         return _no(f"Not answered yet: expected a function, got {type(fn).__name__}.")
     for scores, target in _SLOT_CASES:
         expected = slot_loss(scores, target)
-        result, error = _call(fn, list(scores), target)
         shown = f"scores {scores}, target {target}"
-        if error:
-            return _no(f"Not yet: on {shown} your function raised {error}.")
-        value = _as_number(result)
-        if value is None:
-            what = "nothing (None)" if result is None else type(result).__name__
-            return _no(f"Not yet: on {shown} your function returned {what}; expected one number.")
+        value, verdict = _number_from(fn, (list(scores), target), shown)
+        if verdict is not None:
+            return verdict
         if not math.isfinite(value) and max(scores) >= 1000:
             return _no(f"Not yet: on {shown} you got {value}: exp(1000) overflows. Subtract the "
                        "largest score from every score before exponentiating.")
@@ -326,14 +335,10 @@ def check_mlm_loss(fn) -> Verdict:
         return _no(f"Not answered yet: expected a function, got {type(fn).__name__}.")
     for logits, labels in _MLM_CASES:
         expected = float(mlm_loss(logits, labels))
-        result, error = _call(fn, [list(row) for row in logits], list(labels))
         shown = f"labels {labels}"
-        if error:
-            return _no(f"Not yet: on {shown} your function raised {error}.")
-        value = _as_number(result)
-        if value is None:
-            what = "nothing (None)" if result is None else type(result).__name__
-            return _no(f"Not yet: on {shown} your function returned {what}; expected one number.")
+        value, verdict = _number_from(fn, ([list(row) for row in logits], list(labels)), shown)
+        if verdict is not None:
+            return verdict
         if all(lab == IGNORE_INDEX for lab in labels) and not value == 0:
             return _no(f"Not yet: with M empty ({shown}) you got {value}; the empty sum is 0 "
                        "(a mean would be 0/0).")

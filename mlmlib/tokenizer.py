@@ -96,6 +96,17 @@ def basic_tokenize(text: str, lower: bool = True) -> list[str]:
     return tokens
 
 
+def _decode(table: Sequence[str], ids: Iterable[int]) -> list[str]:
+    """The tokens of ``ids``; an id outside the table is an error that says so."""
+    out = []
+    for i in ids:
+        i = int(i)
+        if not 0 <= i < len(table):
+            raise ValueError(f"id {i} is outside the vocabulary of {len(table)} tokens")
+        out.append(table[i])
+    return out
+
+
 class WordVocab:
     """Words <-> ids, with BERT's five special tokens first."""
 
@@ -141,13 +152,7 @@ class WordVocab:
         return [self.ids.get(t, self.unk_id) for t in tokens]
 
     def decode(self, ids: Iterable[int]) -> list[str]:
-        out = []
-        for i in ids:
-            i = int(i)
-            if not 0 <= i < len(self.words):
-                raise ValueError(f"id {i} is outside the vocabulary of {len(self.words)} words")
-            out.append(self.words[i])
-        return out
+        return _decode(self.words, ids)
 
 
 class WordPiece:
@@ -214,13 +219,7 @@ class WordPiece:
         return [self.ids[p] for p in self.tokenize(text)]
 
     def decode(self, ids: Iterable[int]) -> list[str]:
-        out = []
-        for i in ids:
-            i = int(i)
-            if not 0 <= i < len(self.vocab):
-                raise ValueError(f"id {i} is outside the vocabulary of {len(self.vocab)} tokens")
-            out.append(self.vocab[i])
-        return out
+        return _decode(self.vocab, ids)
 
 
 SCORES = ("frequency", "wordpiece")

@@ -34,7 +34,7 @@ def test_word_vocab():
     assert vocab.special_ids == [0, 1, 2, 3, 4] and vocab.mask_id == 4
     assert vocab.encode(["a", "zzz"]) == [6, vocab.unk_id]
     assert vocab.decode([5, 6]) == ["b", "a"]
-    with pytest.raises(ValueError, match="outside the vocabulary of 7"):
+    with pytest.raises(ValueError, match="outside the vocabulary of 7 tokens"):
         vocab.decode([7])
     with pytest.raises(ValueError, match="starts with the special tokens"):
         WordVocab(["a", "b"])
