@@ -72,7 +72,7 @@ ALLOWED = {
     "tokenizer": {"constants"},
     "toyworld": set(),
     "corpora": {"constants", "tokenizer", "masking"},
-    "train": {"constants", "loss", "masking", "model", "tokenizer", "corpora"},
+    "train": {"constants", "loss", "masking", "model", "tokenizer", "corpora", "toyworld"},
     "hf": {"constants", "model", "tokenizer"},
     "plots": {"constants", "loss", "masking"},
     "widgets": {"plots", "constants", "loss", "masking"},
