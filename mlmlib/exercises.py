@@ -32,6 +32,7 @@ __all__ = [
     "Verdict",
     "bert_parameter_count",
     "check_branch_counts",
+    "check_direction",
     "check_empty_loss",
     "check_empty_probability",
     "check_hide",
@@ -40,6 +41,7 @@ __all__ = [
     "check_missing_probability",
     "check_mlm_loss",
     "check_parameter_count",
+    "check_perplexity",
     "check_random_branch_probability",
     "check_slot_loss",
     "check_softmax",
@@ -478,3 +480,28 @@ def check_parameter_count(answer, vocab_size: int, hidden: int, layers: int,
         if value == expected + delta:
             return _no(f"Not yet: {value:,.0f} - {hint}.")
     return _no(f"Not yet: {value:,.0f} is not {expected:,}.")
+
+
+def check_direction(answer, before: float, after: float, what: str = "the eval loss") -> Verdict:
+    """Check a prediction, "higher" or "lower", against two measured values."""
+    if not isinstance(answer, str) or answer.strip().lower() not in ("higher", "lower"):
+        return _no('Not answered yet: predict "higher" or "lower".')
+    measured = "higher" if after > before else "lower"
+    if answer.strip().lower() == measured:  # (no numbers here: they depend on the hardware)
+        return _yes(f"Your prediction matches: {what} came out {measured}.")
+    return _no(f"The measurement disagrees: {what} came out {measured}. Why might that be?")
+
+
+def check_perplexity(answer, loss: float) -> Verdict:
+    """Check a number: the perplexity that goes with a mean MLM loss (natural log)."""
+    expected = math.exp(loss)
+    mistakes = {
+        "that is 2 to the power of the loss; the loss uses the natural log, so take e to it":
+            2.0**loss,
+        "that is 10 to the power of the loss; the loss uses the natural log, so take e to it":
+            10.0**loss,
+        "that is the loss itself; the perplexity is e to the power of the loss": loss,
+        "that is e to the power of minus the loss, a probability; the perplexity is e^loss":
+            math.exp(-loss),
+    }
+    return _check_number(answer, expected, mistakes, "exp(loss)", tol=max(5e-3, 1e-4 * expected))

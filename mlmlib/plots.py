@@ -447,3 +447,42 @@ def top_words(words: Sequence[str], probs: Sequence[float], truth: str | None = 
     if title:
         ax.set_title(title, fontsize=FONT_SIZE, loc="left")
     return fig
+
+
+def training_curve(history: Sequence[dict], baselines: dict[str, float] | None = None,
+                   ax=None) -> Figure:
+    """Eval loss against training steps, with horizontal lines for the baselines."""
+    if not history:
+        raise ValueError("the history is empty: train for at least one evaluation")
+    fig, ax = _single_axes(ax, (6.0, 4.0))
+    steps = [h["step"] for h in history]
+    ax.plot(steps, [h["eval_loss"] for h in history], "o-", color=OTHER_COLOUR, linewidth=2,
+            label="mini BERT, eval loss")
+    styles = ["--", ":", "-."]
+    colours = [OKABE_ITO["orange"], OKABE_ITO["green"], TRUTH_COLOUR]
+    for k, (name, value) in enumerate((baselines or {}).items()):
+        ax.axhline(value, linestyle=styles[k % 3], color=colours[k % 3], linewidth=1.8,
+                   label=f"{name} ({value:.3f})")
+    ax.set_xlabel("training step", fontsize=FONT_SIZE)
+    ax.set_ylabel("eval MLM loss (mean $-\\log P$)", fontsize=FONT_SIZE)
+    ax.tick_params(labelsize=FONT_SIZE)
+    ax.legend(fontsize=FONT_SIZE - 2, frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    return fig
+
+
+def attention_bars(tokens: Sequence[str], weights: Sequence[float], query: int,
+                   ax=None) -> Figure:
+    """How much one position (the query, hatched) attends to every position of the sentence."""
+    if len(tokens) != len(weights):
+        raise ValueError(f"{len(tokens)} tokens but {len(weights)} weights")
+    fig, ax = _single_axes(ax, (max(4.5, 0.75 * len(tokens)), 3.4))
+    colours = [TRUTH_COLOUR if i == query else OTHER_COLOUR for i in range(len(tokens))]
+    bars = ax.bar(range(len(tokens)), weights, color=colours, edgecolor="black", linewidth=0.6)
+    bars[query].set_hatch("//")
+    ax.set_xticks(range(len(tokens)), list(tokens), rotation=45, ha="right",
+                  fontsize=FONT_SIZE - 1)
+    ax.set_ylabel("attention weight", fontsize=FONT_SIZE)
+    ax.tick_params(labelsize=FONT_SIZE - 1)
+    ax.spines[["top", "right"]].set_visible(False)
+    return fig

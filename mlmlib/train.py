@@ -326,6 +326,9 @@ class Trainer:
         self.model.train()
         bar = tqdm(total=c.steps, initial=self.step, disable=c.quiet or self.rank != 0,
                    desc=f"training on {self.device.type}", unit="step")
+        if self.step == 0 and not self.history:  # where training starts, for the curve
+            self.history.append({"step": 0, "train_loss": None, **self.evaluate(),
+                                 "tokens_per_s": 0.0})
         losses: list[float] = []
         start, tokens_at_start = time.perf_counter(), self._seen_tokens
         while self.step < c.steps:

@@ -251,3 +251,24 @@ def test_parameter_count_checker_agrees_with_the_model_and_names_mistakes():
     assert "position embeddings" in str(check_parameter_count(n - 32 * 64, **shape))
     assert "one bias b_v" in str(check_parameter_count(n - 200, **shape))
     assert "Not answered" in str(check_parameter_count(None, **shape))
+
+
+def test_check_direction():
+    from mlmlib.exercises import check_direction
+
+    assert check_direction("higher", 1.0, 2.0)
+    assert check_direction(" Lower ", 2.0, 1.0)
+    assert "disagrees" in str(check_direction("lower", 1.0, 2.0))
+    assert "Not answered" in str(check_direction(None, 1.0, 2.0))
+    assert "Not answered" in str(check_direction("up", 1.0, 2.0))
+
+
+def test_check_perplexity():
+    from mlmlib.exercises import check_perplexity
+
+    assert check_perplexity(math.exp(2.0), 2.0)
+    assert check_perplexity(7.39, 2.0)
+    assert "2 to the power" in str(check_perplexity(4.0, 2.0))
+    assert "10 to the power" in str(check_perplexity(100.0, 2.0))
+    assert "the loss itself" in str(check_perplexity(2.0, 2.0))
+    assert "minus the loss" in str(check_perplexity(math.exp(-2.0), 2.0))

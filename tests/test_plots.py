@@ -74,3 +74,14 @@ def test_walkthrough_figures():
     labels = " ".join(t.get_text() for t in fig.axes[0].texts)
     for name in ("mask_tokens", "softmax", "slot_loss", "mlm_loss"):
         assert name in labels
+
+
+def test_training_figures():
+    history = [{"step": 10, "eval_loss": 3.0}, {"step": 20, "eval_loss": 2.5}]
+    fig = plots.training_curve(history, {"floor": 2.0, "uniform": 5.0})
+    assert list(fig.axes[0].lines[0].get_ydata()) == [3.0, 2.5]
+    assert len(fig.axes[0].lines) == 3
+    with pytest.raises(ValueError, match="history is empty"):
+        plots.training_curve([])
+    fig = plots.attention_bars(["[CLS]", "the", "[MASK]"], [0.2, 0.5, 0.3], query=2)
+    assert [p.get_height() for p in fig.axes[0].patches] == [0.2, 0.5, 0.3]
