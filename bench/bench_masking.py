@@ -1,0 +1,97 @@
+"""Masking speed: mlmlib.masking.mask_tokens against transformers' DataCollatorForLanguageModeling.
+
+End to end from token ids: each side gets the same 32 lists of 128 ids and returns masked
+input ids and labels (mlm_probability 0.15, 80/10/10). Measured as batches per second, A and
+B alternating, median and min-max over repetitions.
+
+    python bench/bench_masking.py            # prints a table, writes bench/results/masking.json
+    python bench/bench_masking.py --smoke    # a second or two: checks the script runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from mlmlib.masking import mask_tokens  # noqa: E402
+from mlmlib.tokenizer import SPECIAL_TOKENS  # noqa: E402
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--length", type=int, default=128)
+    p.add_argument("--vocab", type=int, default=8192)
+    p.add_argument("--reps", type=int, default=7)
+    p.add_argument("--seconds", type=float, default=0.5, help="time per measurement")
+    p.add_argument("--smoke", action="store_true")
+    p.add_argument("--json", default=None)
+    args = p.parse_args(argv)
+    if args.smoke:
+        args.reps, args.seconds = 2, 0.05
+    from transformers import BertTokenizerFast, DataCollatorForLanguageModeling
+
+    vocab = {t: i for i, t in enumerate([*SPECIAL_TOKENS,
+                                         *(f"w{k}" for k in range(args.vocab - 5))])}
+    tokenizer = BertTokenizerFast(vocab=vocab)
+    collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15,
+                                               return_tensors="pt")
+    g = torch.Generator().manual_seed(0)
+    rows = torch.randint(5, args.vocab, (args.batch, args.length), generator=g)
+    rows[:, 0], rows[:, -1] = vocab["[CLS]"], vocab["[SEP]"]
+    examples = [{"input_ids": r.tolist()} for r in rows]
+    special = [vocab[t] for t in SPECIAL_TOKENS]
+    torch.manual_seed(0)  # the collator draws from the global generator
+
+    def ours():
+        ids = torch.tensor([e["input_ids"] for e in examples])
+        return mask_tokens(ids, vocab_size=args.vocab, mask_token_id=vocab["[MASK]"],
+                           special_ids=special, rng=g)
+
+    def theirs():
+        return collator(examples)
+
+    def rate(fn):
+        n, start = 0, time.perf_counter()
+        while time.perf_counter() - start < args.seconds:
+            fn()
+            n += 1
+        return n / (time.perf_counter() - start)
+
+    impls = {"mlmlib": ours, "transformers": theirs}
+    for fn in impls.values():
+        rate(fn)  # warm-up
+    rates = {name: [] for name in impls}
+    for _ in range(args.reps):
+        for name, fn in impls.items():
+            rates[name].append(rate(fn))
+    result = {"benchmark": "masking", "batch": args.batch, "length": args.length,
+              "vocab": args.vocab, "torch": torch.__version__, "implementations": {}}
+    print(f"masking {args.batch}x{args.length} batches from token ids")
+    print(f"{'':14s} {'batches/s (median)':>19s} {'min-max':>19s}")
+    for name, values in rates.items():
+        median = statistics.median(values)
+        result["implementations"][name] = {"batches_per_s": values, "median": median}
+        print(f"{name:14s} {median:19,.0f} {min(values):9,.0f}-{max(values):<9,.0f}")
+    result["ratio"] = (result["implementations"]["mlmlib"]["median"]
+                       / result["implementations"]["transformers"]["median"])
+    print(f"ratio mlmlib / transformers: {result['ratio']:.1f}x")
+    if not args.smoke or args.json:
+        out = Path(args.json) if args.json else ROOT / "bench" / "results" / "masking.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=1))
+        print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

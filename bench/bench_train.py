@@ -1,0 +1,192 @@
+"""Training throughput: mlmlib's mini BERT against Hugging Face's BertForMaskedLM.
+
+Both models get the same config, the same batches and the same masked positions. Each
+measurement is a few full training steps (forward, backward, AdamW). A and B alternate in
+one process after a warm-up, and the table gives the median with min-max over repetitions.
+It also measures this machine's fp32 matrix-multiply roof and each implementation's share
+of it (MFU), counting the FLOPs that implementation actually performs.
+
+    python bench/bench_train.py                      # the reference config, CPU, fp32
+    python bench/bench_train.py --dtype bf16         # bf16 autocast on both sides
+    python bench/bench_train.py --device cuda        # on a GPU
+    python bench/bench_train.py --smoke              # a few seconds: checks the script runs
+
+It prints a table and writes JSON (``--json``, default bench/results/train-<device>-<dtype>.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from mlmlib.masking import mask_tokens  # noqa: E402
+from mlmlib.model import BertConfig, MiniBert  # noqa: E402
+
+CONFIGS = {  # (vocab, hidden, layers, heads, intermediate, sequence, batch)
+    "reference": (8192, 256, 4, 4, 1024, 128, 32),
+    "tiny": (1024, 128, 2, 4, 512, 128, 32),
+    "smoke": (512, 32, 1, 2, 64, 32, 4),
+}
+
+
+def matmul_roof(device: torch.device, dtype: torch.dtype, seconds: float) -> float:
+    """The best fp32 (or bf16) matmul rate in GFLOP/s over a few shapes like the model's."""
+    best = 0.0
+    for m, k, n in [(4096, 256, 1024), (4096, 1024, 256), (2048, 2048, 2048)]:
+        a = torch.randn(m, k, device=device, dtype=dtype)
+        b = torch.randn(k, n, device=device, dtype=dtype)
+        for _ in range(3):
+            a @ b
+        reps, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            a @ b
+            reps += 1
+        _sync(device)
+        best = max(best, 2 * m * k * n * reps / (time.perf_counter() - start) / 1e9)
+    return best
+
+
+def _sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def flops_per_token(v, d, layers, i, t, masked_share, score_all):
+    """Training FLOPs per token: 3x the forward matmuls (forward + backward)."""
+    block = 2 * (3 * d * d + d * d + 2 * d * i) + 2 * 2 * t * d  # projections + attention
+    head = 2 * (d * d + d * v) * (1.0 if score_all else masked_share)
+    return 3 * (layers * block + head)
+
+
+def build(args):
+    from transformers import BertConfig as HFConfig
+    from transformers import BertForMaskedLM
+
+    v, d, layers, heads, i, t, b = CONFIGS[args.config]
+    dropout = 0.0 if args.no_dropout else 0.1
+    ours = MiniBert(BertConfig(vocab_size=v, hidden_size=d, num_layers=layers, num_heads=heads,
+                               intermediate_size=i, max_position=t, dropout=dropout,
+                               attention_dropout=dropout), rng=0)
+    theirs = BertForMaskedLM(HFConfig(vocab_size=v, hidden_size=d, num_hidden_layers=layers,
+                                      num_attention_heads=heads, intermediate_size=i,
+                                      max_position_embeddings=t, hidden_dropout_prob=0.1,
+                                      attention_probs_dropout_prob=0.1))
+    return ours, theirs, (v, d, layers, i, t, b)
+
+
+def batches(v, t, b, n, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for _ in range(n):
+        ids = torch.randint(5, v, (b, t), generator=g)
+        ids[:, 0], ids[:, -1] = 2, 3
+        m = mask_tokens(ids, vocab_size=v, mask_token_id=4, special_ids=[0, 1, 2, 3, 4],
+                        rng=g, rule="bert")
+        out.append((m.input_ids, torch.ones_like(ids), m.labels))
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--config", choices=list(CONFIGS), default="reference")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
+    p.add_argument("--reps", type=int, default=5, help="alternating repetitions")
+    p.add_argument("--steps", type=int, default=3, help="training steps per measurement")
+    p.add_argument("--no-dropout", action="store_true",
+                   help="mlmlib without dropout (the course's recipe); HF keeps its 0.1")
+    p.add_argument("--smoke", action="store_true", help="tiny and quick: check the script")
+    p.add_argument("--json", default=None)
+    args = p.parse_args(argv)
+    if args.smoke:
+        args.config, args.reps, args.steps = "smoke", 2, 1
+    device = torch.device(args.device)
+    use_bf16 = args.dtype == "bf16"
+    ours, theirs, (v, d, layers, i, t, b) = build(args)
+    ours.to(device).train()
+    theirs.to(device).train()
+    data = [(x.to(device), y.to(device), z.to(device)) for x, y, z in
+            batches(v, t, b, args.steps * (2 * args.reps + 2))]
+    optimizers = {"mlmlib": torch.optim.AdamW(ours.parameters(), lr=1e-4),
+                  "transformers": torch.optim.AdamW(theirs.parameters(), lr=1e-4)}
+
+    def step(name, ids, mask, labels):
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_bf16):
+            if name == "mlmlib":
+                loss = ours(ids, attention_mask=mask, labels=labels).loss
+            else:
+                loss = theirs(input_ids=ids, attention_mask=mask, labels=labels).loss
+        optimizers[name].zero_grad(set_to_none=True)
+        loss.backward()
+        optimizers[name].step()
+        return loss.item()
+
+    def measure(name, chunk):
+        _sync(device)
+        start = time.perf_counter()
+        for ids, mask, labels in chunk:
+            step(name, ids, mask, labels)
+        _sync(device)
+        return b * t * len(chunk) / (time.perf_counter() - start)
+
+    k = args.steps
+    for name in optimizers:  # warm-up
+        measure(name, data[:k])
+    rates = {name: [] for name in optimizers}
+    for r in range(args.reps):  # A B A B ...
+        for j, name in enumerate(optimizers):
+            chunk = data[(2 * r + j + 2) * k:(2 * r + j + 3) * k]
+            rates[name].append(measure(name, chunk))
+
+    roof = matmul_roof(device, torch.bfloat16 if use_bf16 else torch.float32,
+                       0.2 if args.smoke else 1.0)
+    masked_share = float((data[0][2] != -100).float().mean())
+    flops = {"mlmlib": flops_per_token(v, d, layers, i, t, masked_share, score_all=False),
+             "transformers": flops_per_token(v, d, layers, i, t, masked_share, score_all=True)}
+    result = {
+        "benchmark": "train", "config": args.config, "device": str(device),
+        "dtype": args.dtype, "mlmlib_dropout": 0.0 if args.no_dropout else 0.1,
+        "shape": {"vocab": v, "hidden": d, "layers": layers, "intermediate": i,
+                  "sequence": t, "batch": b, "masked_share": masked_share},
+        "machine": {"processor": platform.processor() or platform.machine(),
+                    "cpus": os.cpu_count(), "torch": torch.__version__,
+                    "threads": torch.get_num_threads()},
+        "roof_gflops": roof, "implementations": {},
+    }
+    print(f"{args.config} config, {device}, {args.dtype}; matmul roof {roof:.0f} GFLOP/s")
+    print(f"{'':14s} {'tokens/s (median)':>18s} {'min-max':>17s} {'GFLOP/token':>12s} "
+          f"{'MFU':>6s}")
+    for name, values in rates.items():
+        median = statistics.median(values)
+        mfu = median * flops[name] / 1e9 / roof
+        result["implementations"][name] = {"tokens_per_s": values, "median": median,
+                                           "flops_per_token": flops[name], "mfu": mfu}
+        print(f"{name:14s} {median:18,.0f} {min(values):8,.0f}-{max(values):<8,.0f} "
+              f"{flops[name] / 1e9:12.4f} {mfu:6.1%}")
+    ratio = result["implementations"]["mlmlib"]["median"] / \
+        result["implementations"]["transformers"]["median"]
+    result["ratio"] = ratio
+    print(f"ratio mlmlib / transformers: {ratio:.2f}x")
+    out = Path(args.json) if args.json else (
+        ROOT / "bench" / "results" / f"train-{args.config}-{device.type}-{args.dtype}"
+                                     f"{'-nodropout' if args.no_dropout else ''}.json")
+    if not args.smoke or args.json:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=1))
+        print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
