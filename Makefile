@@ -26,12 +26,12 @@ book: $(STAMP)
 
 ## make test: lint, library tests and doctests, every notebook through nbval, then the book build
 test: $(STAMP)
-	$(BIN)/ruff check mlmlib tests
+	$(BIN)/ruff check mlmlib tests bench
 	$(BIN)/python -m pytest --doctest-modules $(NBVAL_FLAGS) mlmlib tests notebooks
 	$(MAKE) --no-print-directory book
 
 lint: $(STAMP)
-	$(BIN)/ruff check mlmlib tests
+	$(BIN)/ruff check mlmlib tests bench
 
 ## make serve: look at the built site on http://localhost:8000 (after make book)
 serve:

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from mlmlib.constants import IGNORE_INDEX
 
@@ -202,7 +203,8 @@ def _check_reduction(reduction: str) -> None:
 
 # L_MLM = -sum_{i in M} log P(x_i | x_\M)        ("sum", the course's formula)
 # mean  = L_MLM / |M|, and 0 when M is empty     ("mean", what PyTorch and Hugging Face report)
-def mlm_loss(logits, labels, reduction: str = "sum", ignore_index: int = IGNORE_INDEX):
+def mlm_loss(logits, labels, reduction: str = "sum", ignore_index: int = IGNORE_INDEX,
+             check: bool = True):
     """The masked-language-modeling loss of a batch.
 
     Args:
@@ -211,14 +213,21 @@ def mlm_loss(logits, labels, reduction: str = "sum", ignore_index: int = IGNORE_
             ``ignore_index`` (``IGNORE_INDEX = -100``) everywhere else.
         reduction: ``"sum"`` adds ``-log P`` over M (the course's formula); ``"mean"`` divides
             by ``|M|``.
+        check: validate the inputs (finite scores, labels in the vocabulary, shapes). A
+            caller that has already checked them, such as the model in its training loop,
+            may pass False to skip a pass over every score.
 
     An empty M gives exactly ``0.0`` for both reductions, and a gradient of exactly zero.
     (``torch.nn.functional.cross_entropy(..., reduction="mean")`` gives NaN there: 0 / 0.)
+    The per-slot ``-log P`` comes from PyTorch's fused log-softmax kernel: the same numbers as
+    :func:`log_softmax` above (the tests check both), in one pass over the scores.
 
     >>> mlm_loss([[1, 2, 0, 1], [0, 0, 0, 0]], [1, -100])
     0.626523...
     """
     _check_reduction(reduction)
+    if not check and isinstance(logits, torch.Tensor) and isinstance(labels, torch.Tensor):
+        return _mlm_loss(logits, labels, reduction, ignore_index)
     scores, given_tensor = _as_scores(logits, "logits")
     ids, _ = _as_tensor(labels, "labels", integer=True)
     if tuple(ids.shape) != tuple(scores.shape[:-1]):
@@ -235,15 +244,23 @@ def mlm_loss(logits, labels, reduction: str = "sum", ignore_index: int = IGNORE_
             f"label {ids[where].item()} at position {where} is outside the vocabulary of "
             f"{vocab_size} words (ids 0..{vocab_size - 1}); unmasked positions take "
             f"{ignore_index}")
-    picked = scores[in_m]  # (|M|, V): only the masked slots are scored
-    if picked.dtype in (torch.float16, torch.bfloat16):
-        picked = picked.float()  # take the log in float32 even under autocast
-    targets = ids[in_m]  # (|M|,)
-    per_slot = -_log_softmax(picked).gather(1, targets[:, None]).squeeze(1)  # (|M|,)
-    total = per_slot.sum()  # the empty sum is 0
+    return _out(_mlm_loss(scores, ids, reduction, ignore_index), given_tensor)
+
+
+def _mlm_loss(scores: torch.Tensor, ids: torch.Tensor, reduction: str,
+              ignore_index: int) -> torch.Tensor:
+    """The loss itself, on checked tensors: select M, ``-log P`` per slot, sum or mean."""
+    V = scores.shape[-1]
+    scores, ids = scores.reshape(-1, V), ids.reshape(-1)  # (N, V), (N,)
+    in_m = ids != ignore_index
+    if not bool(in_m.all()):  # select the masked slots (skipped when every row is one)
+        scores, ids = scores[in_m], ids[in_m]  # (|M|, V), (|M|,)
+    if scores.dtype in (torch.float16, torch.bfloat16):
+        scores = scores.float()  # take the log in float32 even under autocast
+    total = F.cross_entropy(scores, ids, reduction="sum")  # sum over M; the empty sum is 0
     if reduction == "mean":
-        total = total / max(int(targets.numel()), 1)
-    return _out(total, given_tensor)
+        total = total / max(int(ids.numel()), 1)
+    return total
 
 
 # Column 0 of NSP logits means "B really follows A" (IsNext), column 1 "B is random" (NotNext),

@@ -40,6 +40,7 @@ Every random draw comes from the ``rng`` argument: a seed (int) or a ``torch.Gen
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
@@ -240,6 +241,17 @@ def _check_ids(input_ids, vocab_size: int) -> torch.Tensor:
     return input_ids
 
 
+@functools.lru_cache(maxsize=32)
+def _ordinary(vocab_size: int, specials: tuple[int, ...]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Which ids are ordinary words (a bool table), and those ids: the random-swap pool.
+
+    Cached: a training loop asks for the same vocabulary every batch. Never modified.
+    """
+    ordinary = torch.ones(vocab_size, dtype=torch.bool)
+    ordinary[list(specials)] = False
+    return ordinary, ordinary.nonzero().squeeze(1)
+
+
 def _whole_words(cont: torch.Tensor, ordinary: torch.Tensor):
     """Group pieces into words: per position, the index of its word and whether it is a candidate.
 
@@ -296,16 +308,14 @@ def mask_tokens(input_ids: torch.Tensor, *, vocab_size: int, mask_token_id: int,
     if vocab_size < 1:
         raise ValueError(f"empty vocabulary: vocab_size must be at least 1, got {vocab_size}")
     ids = _check_ids(input_ids, vocab_size)
-    specials = torch.as_tensor(sorted(set(special_ids)), dtype=torch.long)
-    if specials.numel() and (specials.min() < 0 or specials.max() >= vocab_size):
-        raise ValueError(f"special_ids {specials.tolist()} must be ids inside the vocabulary "
+    specials = tuple(sorted(set(special_ids)))
+    if specials and (specials[0] < 0 or specials[-1] >= vocab_size):
+        raise ValueError(f"special_ids {list(specials)} must be ids inside the vocabulary "
                          f"of {vocab_size} words")
-    if not (specials == mask_token_id).any():
+    if mask_token_id not in specials:
         raise ValueError(f"mask_token_id {mask_token_id} must be one of special_ids "
-                         f"{specials.tolist()}")
-    ordinary_ids = torch.ones(vocab_size, dtype=torch.bool)
-    ordinary_ids[specials] = False
-    pool = ordinary_ids.nonzero().squeeze(1)  # the ids a random replacement may take
+                         f"{list(specials)}")
+    ordinary_ids, pool = _ordinary(vocab_size, specials)
     if random_prob > 0 and pool.numel() == 0:
         raise ValueError("the vocabulary has no ordinary word to use as a random replacement")
     gen = _generator(rng)

@@ -253,15 +253,22 @@ class MiniBert(nn.Module):
         h, weights = self.encode(input_ids, attention_mask, token_type_ids, return_attention)
         if score_all is None:
             score_all = labels is None
+        if labels is not None:
+            bad = (labels != IGNORE_INDEX) & ((labels < 0) | (labels >= self.config.vocab_size))
+            if bad.any():
+                raise ValueError(f"label {int(labels[bad][0])} is outside the vocabulary of "
+                                 f"{self.config.vocab_size}")
         if score_all:
             logits = self.score(h)  # (B, T, V)
-            loss = None if labels is None else mlm_loss(logits, labels, reduction="mean")
+            loss = None if labels is None else mlm_loss(logits, labels, reduction="mean",
+                                                        check=False)
         else:
             if labels is None:
                 raise ValueError("scoring only the masked positions needs labels")
-            in_m = labels != IGNORE_INDEX  # (B, T)
-            logits = self.score(h[in_m])  # (|M|, V): the decoder runs on masked slots only
-            loss = mlm_loss(logits, labels[in_m], reduction="mean")
+            where = (labels.reshape(-1) != IGNORE_INDEX).nonzero().squeeze(1)  # (|M|,)
+            picked = h.reshape(-1, h.shape[-1]).index_select(0, where)  # (|M|, d)
+            logits = self.score(picked)  # (|M|, V): the decoder runs on masked slots only
+            loss = mlm_loss(logits, labels.reshape(-1)[where], reduction="mean", check=False)
         nsp_logits = None
         if self.config.nsp:
             pooled = torch.tanh(self.pooler(h[:, 0]))  # (B, d): the [CLS] position

@@ -275,3 +275,21 @@ def test_neg_log_of_zero_is_infinite_and_of_one_is_plus_zero():
     assert neg_log(1.0) == 0.0
     assert math.copysign(1.0, neg_log(1.0)) == 1.0  # prints as 0.0, not -0.0
     assert math.copysign(1.0, slot_loss([0.0, -1e6], 0)) == 1.0
+
+
+def test_fast_path_equals_the_checked_path_and_the_hand_written_sum():
+    g = torch.Generator().manual_seed(9)
+    logits = torch.randn(5, 7, 13, generator=g, dtype=torch.float64)
+    labels = torch.randint(0, 13, (5, 7), generator=g)
+    labels[torch.rand(5, 7, generator=g) < 0.4] = IGNORE_INDEX
+    by_hand = sum(slot_loss(logits[b, t], int(labels[b, t])) for b in range(5) for t in range(7)
+                  if labels[b, t] != IGNORE_INDEX)
+    for reduction in ("sum", "mean"):
+        checked = mlm_loss(logits, labels, reduction=reduction)
+        fast = mlm_loss(logits, labels, reduction=reduction, check=False)
+        assert torch.equal(checked, fast)
+    assert mlm_loss(logits, labels).item() == pytest.approx(by_hand.item(), rel=1e-12)
+    every = torch.randint(0, 13, (5, 7), generator=g)  # every position in M
+    assert torch.allclose(mlm_loss(logits, every, check=False),
+                          F.cross_entropy(logits.reshape(-1, 13), every.reshape(-1),
+                                          reduction="sum"))

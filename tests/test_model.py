@@ -143,6 +143,9 @@ def test_empty_m_in_a_batch_gives_zero_loss():
           "is_next": torch.tensor([True])}, ValueError, "no NSP head"),
         ({"input_ids": torch.ones(1, 5, dtype=torch.long), "score_all": False}, ValueError,
          "needs labels"),
+        ({"input_ids": torch.ones(1, 3, dtype=torch.long),
+          "labels": torch.tensor([[-100, 60, -100]])}, ValueError,
+         "label 60 is outside the vocabulary of 60"),
     ],
 )
 def test_bad_input(kwargs, error, message):

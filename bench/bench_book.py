@@ -1,0 +1,69 @@
+"""Book build time: a full build from scratch, then a rebuild with nothing changed.
+
+The build goes to a fresh temporary folder (``--path-output``), so the cache the book keeps
+in ``_build/`` is neither used nor disturbed. A full build executes every chapter; the
+rebuild finds every notebook in its execution cache.
+
+    python bench/bench_book.py            # prints both times, writes bench/results/book.json
+    python bench/bench_book.py --smoke    # no execution, one build: checks the script runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def build(out: Path, config: Path | None) -> float:
+    cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(ROOT),
+           "--path-output", str(out), "--builder", "html", "-W", "-n", "--keep-going"]
+    if config is not None:
+        cmd += ["--config", str(config)]
+    start = time.perf_counter()
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"the build failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    return time.perf_counter() - start
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--smoke", action="store_true")
+    p.add_argument("--json", default=None)
+    args = p.parse_args(argv)
+    out = Path(tempfile.mkdtemp(prefix="mlm-book-"))
+    try:
+        if args.smoke:
+            config = out / "_config_smoke.yml"
+            text = (ROOT / "_config.yml").read_text().replace("execute_notebooks: cache",
+                                                              "execute_notebooks: "
+                                                              "'off'")
+            config.write_text(text)
+            seconds = build(out / "book", config)
+            print(f"smoke build (no execution): {seconds:.1f} s")
+            return 0
+        full = build(out, None)
+        rebuild = build(out, None)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    result = {"benchmark": "book", "full_build_s": full, "unchanged_rebuild_s": rebuild,
+              "cpus": os.cpu_count()}
+    print(f"full build from scratch: {full:.0f} s; rebuild with nothing changed: {rebuild:.1f} s")
+    path = Path(args.json) if args.json else ROOT / "bench" / "results" / "book.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=1))
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
