@@ -11,7 +11,6 @@ rebuild finds every notebook in its execution cache.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -21,6 +20,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench._results import write  # noqa: E402
 
 
 def build(out: Path, config: Path | None) -> float:
@@ -58,10 +60,7 @@ def main(argv=None) -> int:
     result = {"benchmark": "book", "full_build_s": full, "unchanged_rebuild_s": rebuild,
               "cpus": os.cpu_count()}
     print(f"full build from scratch: {full:.0f} s; rebuild with nothing changed: {rebuild:.1f} s")
-    path = Path(args.json) if args.json else ROOT / "bench" / "results" / "book.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, indent=1))
-    print(f"wrote {path}")
+    write(result, "book", args.json)
     return 0
 
 

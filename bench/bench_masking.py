@@ -11,7 +11,6 @@ B alternating, median and min-max over repetitions.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -23,6 +22,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench._results import write  # noqa: E402
 from mlmlib.masking import mask_tokens  # noqa: E402
 from mlmlib.tokenizer import SPECIAL_TOKENS  # noqa: E402
 
@@ -87,10 +87,7 @@ def main(argv=None) -> int:
                        / result["implementations"]["transformers"]["median"])
     print(f"ratio mlmlib / transformers: {result['ratio']:.1f}x")
     if not args.smoke or args.json:
-        out = Path(args.json) if args.json else ROOT / "bench" / "results" / "masking.json"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=1))
-        print(f"wrote {out}")
+        write(result, "masking", args.json)
     return 0
 
 

@@ -17,7 +17,6 @@ It prints a table and writes JSON (``--json``, default bench/results/train-<devi
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -30,6 +29,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench._results import write  # noqa: E402
 from mlmlib.masking import mask_tokens  # noqa: E402
 from mlmlib.model import BertConfig, MiniBert  # noqa: E402
 
@@ -178,13 +178,10 @@ def main(argv=None) -> int:
         result["implementations"]["transformers"]["median"]
     result["ratio"] = ratio
     print(f"ratio mlmlib / transformers: {ratio:.2f}x")
-    out = Path(args.json) if args.json else (
-        ROOT / "bench" / "results" / f"train-{args.config}-{device.type}-{args.dtype}"
-                                     f"{'-nodropout' if args.no_dropout else ''}.json")
     if not args.smoke or args.json:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=1))
-        print(f"wrote {out}")
+        name = (f"train-{args.config}-{device.type}-{args.dtype}"
+                f"{'-nodropout' if args.no_dropout else ''}")
+        write(result, name, args.json)
     return 0
 
 
