@@ -10,8 +10,14 @@ Hugging Face BERT directory. The weights map one to one; the only reshaping is t
 Does not: download anything (every load is ``local_files_only``), or need ``transformers`` at
 run time for the rest of mlmlib: it is imported here, when these functions are called.
 
->>> sorted(_hf_names(1))[:2]
-['bert.embeddings.LayerNorm.bias', 'bert.embeddings.LayerNorm.weight']
+>>> import tempfile
+>>> from mlmlib.model import BertConfig, MiniBert
+>>> model = MiniBert(BertConfig(vocab_size=8, hidden_size=8, num_layers=1, num_heads=2,
+...                             intermediate_size=16, max_position=8))
+>>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b", "c"]
+>>> folder = export_hf(model, vocab, tempfile.mkdtemp() + "/mini-bert")
+>>> sorted(p.name for p in folder.iterdir())
+['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'vocab.txt']
 """
 
 from __future__ import annotations
@@ -62,15 +68,6 @@ def _pairs(num_layers: int, nsp: bool) -> list[tuple[str, str]]:
             pairs += [(f"pooler.{part}", f"bert.pooler.dense.{part}"),
                       (f"nsp_head.{part}", f"cls.seq_relationship.{part}")]
     return pairs
-
-
-def _hf_names(num_layers: int, nsp: bool = False) -> set[str]:
-    names = {theirs for _, theirs in _pairs(num_layers, nsp)}
-    for i in range(num_layers):
-        for qkv in ("query", "key", "value"):
-            for part in ("weight", "bias"):
-                names.add(f"bert.encoder.layer.{i}.attention.self.{qkv}.{part}")
-    return names
 
 
 def _hf_config(cfg: BertConfig):

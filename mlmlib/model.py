@@ -195,6 +195,11 @@ class MiniBert(nn.Module):
             if t is not None and tuple(t.shape) != (B, T):
                 raise ValueError(f"{name} has shape {tuple(t.shape)} but input_ids have shape "
                                  f"{(B, T)}")
+        if labels is not None:
+            bad = (labels != IGNORE_INDEX) & ((labels < 0) | (labels >= cfg.vocab_size))
+            if bad.any():
+                raise ValueError(f"label {int(labels[bad][0])} is outside the vocabulary of "
+                                 f"{cfg.vocab_size}")
         if attention_mask is not None and ((attention_mask != 0) & (attention_mask != 1)).any():
             raise ValueError("attention_mask must hold 1 (a real token) or 0 (padding)")
         if token_type_ids is not None and token_type_ids.numel() and (
@@ -253,11 +258,6 @@ class MiniBert(nn.Module):
         h, weights = self.encode(input_ids, attention_mask, token_type_ids, return_attention)
         if score_all is None:
             score_all = labels is None
-        if labels is not None:
-            bad = (labels != IGNORE_INDEX) & ((labels < 0) | (labels >= self.config.vocab_size))
-            if bad.any():
-                raise ValueError(f"label {int(labels[bad][0])} is outside the vocabulary of "
-                                 f"{self.config.vocab_size}")
         if score_all:
             logits = self.score(h)  # (B, T, V)
             loss = None if labels is None else mlm_loss(logits, labels, reduction="mean",
