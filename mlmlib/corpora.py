@@ -150,7 +150,7 @@ def pack_rows(sequences: Sequence[Sequence[int]], max_len: int,
     rows = []
     for seq in sequences:
         seq = list(seq)
-        rows.extend(seq[k:k + body] for k in range(0, max(len(seq), 1), body) if seq[k:k + body])
+        rows.extend(seq[k:k + body] for k in range(0, len(seq), body))
     if not rows:
         raise ValueError("no tokens to pack")
     ids = torch.full((len(rows), max_len), special["[PAD]"], dtype=torch.long)  # (N, T)

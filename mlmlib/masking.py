@@ -308,7 +308,7 @@ def mask_tokens(input_ids: torch.Tensor, *, vocab_size: int, mask_token_id: int,
     if vocab_size < 1:
         raise ValueError(f"empty vocabulary: vocab_size must be at least 1, got {vocab_size}")
     ids = _check_ids(input_ids, vocab_size)
-    specials = tuple(sorted(set(special_ids)))
+    specials = tuple(sorted({int(i) for i in special_ids}))  # plain ints: a cache key
     if specials and (specials[0] < 0 or specials[-1] >= vocab_size):
         raise ValueError(f"special_ids {list(specials)} must be ids inside the vocabulary "
                          f"of {vocab_size} words")

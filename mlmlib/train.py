@@ -34,7 +34,7 @@ from tqdm.auto import tqdm
 
 from mlmlib.constants import IGNORE_INDEX
 from mlmlib.corpora import Batch, mask_batch
-from mlmlib.loss import mlm_loss, nsp_loss
+from mlmlib.loss import nsp_loss
 from mlmlib.model import BertConfig, MiniBert
 
 __all__ = ["TrainConfig", "TrainData", "Trainer", "eval_batch", "pick_device", "toy_data"]
@@ -280,11 +280,10 @@ class Trainer:
         total = count.clone()
         if self.distributed:
             dist.all_reduce(total)  # |M| over the whole global batch
-        with self._autocast():
+        with self._autocast():  # the model's loss is the mean over this shard's M
             out = self.net(b.input_ids, attention_mask=b.attention_mask,
-                           token_type_ids=b.token_type_ids, labels=b.labels,
-                           is_next=b.is_next if self.model_config.nsp else None)
-            mlm_sum = mlm_loss(out.logits, b.labels[in_m], reduction="sum")
+                           token_type_ids=b.token_type_ids, labels=b.labels)
+            mlm_sum = out.loss * count
             # the global mean over M: DDP averages gradients over processes, so scale by N
             loss = mlm_sum * self.world_size / total.clamp(min=1)
             if self.model_config.nsp and b.is_next is not None:
@@ -312,7 +311,7 @@ class Trainer:
                 out = self.model(b.input_ids, attention_mask=b.attention_mask,
                                  token_type_ids=b.token_type_ids, labels=b.labels)
             truth = b.labels[b.labels != IGNORE_INDEX]
-            total += mlm_loss(out.logits.float(), truth, reduction="sum").item()
+            total += out.loss.item() * len(truth)  # the model's mean over M, back to a sum
             correct += int((out.logits.argmax(-1) == truth).sum())
             count += len(truth)
         self.model.train()

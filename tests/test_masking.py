@@ -275,3 +275,12 @@ def test_masking_invariants(b, t, rate, rule, seed):
         n = (~special).sum(dim=1)
         expected = torch.tensor([bert_count(int(k), rate) for k in n])
         assert torch.equal(chosen.sum(dim=1), expected)
+
+
+def test_special_ids_may_be_tensor_scalars():
+    ids = batch()
+    as_ints = corrupt(ids, rng=5)
+    as_tensors = mask_tokens(ids, vocab_size=V, mask_token_id=MASK,
+                             special_ids=list(torch.tensor(SPECIAL)), rng=5)
+    assert torch.equal(as_ints.input_ids, as_tensors.input_ids)
+    assert torch.equal(as_ints.labels, as_tensors.labels)
