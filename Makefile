@@ -24,11 +24,12 @@ $(STAMP): pyproject.toml constraints.txt
 book: $(STAMP)
 	$(BIN)/jupyter-book build . --builder html $(BUILD_FLAGS)
 
-## make test: lint, library tests and doctests, every notebook through nbval, then the book build
+## make test: lint, the book build (warnings are errors), then library tests and doctests, every
+## notebook through nbval, and the built site in a browser (tests/test_site.py)
 test: $(STAMP)
 	$(BIN)/ruff check mlmlib tests bench
-	$(BIN)/python -m pytest --doctest-modules $(NBVAL_FLAGS) mlmlib tests notebooks
 	$(MAKE) --no-print-directory book
+	$(BIN)/python -m pytest --doctest-modules $(NBVAL_FLAGS) mlmlib tests notebooks
 
 lint: $(STAMP)
 	$(BIN)/ruff check mlmlib tests bench

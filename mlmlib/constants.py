@@ -12,4 +12,5 @@ Does not: hold anything else. It imports nothing, so the stages that must stay i
 -100
 """
 
+#: The label that marks a position outside M, which losses skip (PyTorch's ``ignore_index``).
 IGNORE_INDEX = -100

@@ -38,6 +38,7 @@ from pathlib import Path
 
 __all__ = ["SPECIAL_TOKENS", "WordPiece", "WordVocab", "basic_tokenize", "train_wordpiece"]
 
+#: The five special tokens in id order, so [PAD] is 0 and [MASK] is 4.
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 

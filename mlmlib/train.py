@@ -37,7 +37,8 @@ from mlmlib.corpora import Batch, mask_batch
 from mlmlib.loss import nsp_loss
 from mlmlib.model import BertConfig, MiniBert
 
-__all__ = ["TrainConfig", "TrainData", "Trainer", "eval_batch", "pick_device", "toy_data"]
+__all__ = ["CheckpointError", "TrainConfig", "TrainData", "Trainer", "eval_batch", "pick_device",
+           "toy_data"]
 
 CHECKPOINT_FORMAT = 1
 
@@ -138,7 +139,7 @@ class CheckpointError(ValueError):
 
 
 class Trainer:
-    """Train a :class:`MiniBert` on :class:`TrainData`; see the module docstring."""
+    """Train a :class:`~mlmlib.model.MiniBert` on :class:`TrainData`; see the module docstring."""
 
     def __init__(self, model_config: BertConfig, data: TrainData,
                  config: TrainConfig | None = None, out_dir=None, resume: bool = False):

@@ -62,3 +62,27 @@ def test_chapter_shape(path):
     assert nb["metadata"]["kernelspec"]["name"] == "python3"
     counts = [c.get("execution_count") for c in code if c.get("execution_count")]
     assert counts == sorted(counts), "run the notebook top to bottom before committing"
+
+
+PAPERS = {  # a name in the text -> the bibtex key a page that uses it must cite
+    r"RoBERTa": "liu2019roberta",
+    r"Cramming": "geiping2023cramming",
+    r"XLNet": "yang2019xlnet",
+    r"Wettig": "wettig2023mask",
+    r"Devlin|80%, 10%|Google's (original )?(BERT|code)": "devlin2019bert",
+}
+PAGES = NOTEBOOKS + sorted((ROOT / "book").glob("*.md"))
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name)
+def test_a_page_that_uses_a_paper_cites_it(path):
+    if path.name == "references.md":
+        return
+    text = _prose(_load(path)) if path.suffix == ".ipynb" else path.read_text()
+    bib = (ROOT / "book" / "references.bib").read_text()
+    cited = set(re.findall(r"\{cite[:\w]*\}`([^`]+)`", text))
+    cited = {k.strip() for group in cited for k in group.split(",")}
+    assert cited <= set(re.findall(r"@\w+\{([^,]+),", bib)), f"unknown keys {cited}"
+    for pattern, key in PAPERS.items():
+        if re.search(pattern, text):
+            assert key in cited, f"{path.name} mentions {pattern!r} without {{cite}}`{key}`"

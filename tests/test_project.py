@@ -28,7 +28,10 @@ def test_environment_yml_lists_what_pyproject_lists():
         pip_specs += extra
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     conda_specs = [d for d in env["dependencies"] if isinstance(d, str)]
-    conda = dict(_split(s) for s in conda_specs if not s.startswith(("python", "pip")))
+    from_pip = [s for d in env["dependencies"] if isinstance(d, dict) for s in d.get("pip", [])
+                if not s.startswith("-")]  # packages conda-forge lacks, installed by pip
+    conda = dict(_split(s) for s in conda_specs + from_pip
+                 if not s.startswith(("python", "pip")))
     pip = dict(_split(s) for s in pip_specs)
     assert conda == pip
     python = [s for s in conda_specs if s.startswith("python")]
