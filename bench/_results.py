@@ -1,7 +1,17 @@
-"""Where the benchmarks write their JSON: bench/results/, or the path given with --json."""
+"""What the benchmarks share: the machine they ran on, and where they write their JSON.
+
+Results go to bench/results/, or to the path given with --json. Every result records the
+machine (processor, cores, torch, whether bf16 is native), since the numbers mean little without it.
+"""
+
+from __future__ import annotations
 
 import json
+import os
+import platform
 from pathlib import Path
+
+import torch
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -12,4 +22,41 @@ def write(result: dict, name: str, path: str | None = None) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1))
     print(f"wrote {out}")
+    return out
+
+
+def _cpu_flags() -> tuple[str, set[str]]:
+    """The CPU's model name and feature flags (Linux; empty elsewhere)."""
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return platform.processor() or platform.machine(), set()
+    name = next((line.split(":", 1)[1].strip() for line in info.splitlines()
+                 if line.startswith("model name")), platform.machine())
+    flags = next((line.split(":", 1)[1].split() for line in info.splitlines()
+                  if line.startswith("flags")), [])
+    return name, set(flags)
+
+
+def bf16_is_native(device: torch.device) -> bool:
+    """Whether bf16 matmuls run in hardware: AVX-512 BF16 or AMX on a CPU, or a recent GPU.
+
+    Without it (AVX2 only, say) PyTorch emulates bf16 and autocast makes training slower, not
+    faster: measured here on an AVX2-only EPYC, a (600, 8192) @ (8192, 256) bf16 matmul took
+    2.9 s against 0.02 s in fp32.
+    """
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    return bool(_cpu_flags()[1] & {"avx512_bf16", "amx_bf16"})
+
+
+def machine(device: torch.device | None = None) -> dict:
+    """The machine a result was measured on, for its JSON (and the GPU when ``device`` is one)."""
+    name, _ = _cpu_flags()
+    out = {"processor": name, "cpus": os.cpu_count(), "torch": torch.__version__,
+           "threads": torch.get_num_threads(),
+           "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+           "bf16_native": bf16_is_native(torch.device("cpu"))}
+    if device is not None and device.type == "cuda":
+        out["gpu"] = torch.cuda.get_device_name(device)
     return out

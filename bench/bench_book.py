@@ -11,7 +11,6 @@ rebuild finds every notebook in its execution cache.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import sys
@@ -22,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._results import write  # noqa: E402
+from bench._results import machine, write  # noqa: E402
 
 
 def build(out: Path, config: Path | None) -> float:
@@ -49,6 +48,8 @@ def main(argv=None) -> int:
             text = (ROOT / "_config.yml").read_text().replace("execute_notebooks: cache",
                                                               "execute_notebooks: "
                                                               "'off'")
+            # local extensions are found relative to the config file, which now lies elsewhere
+            text = text.replace(": book/_ext", f": {ROOT / 'book' / '_ext'}")
             config.write_text(text)
             seconds = build(out / "book", config)
             print(f"smoke build (no execution): {seconds:.1f} s")
@@ -58,7 +59,7 @@ def main(argv=None) -> int:
     finally:
         shutil.rmtree(out, ignore_errors=True)
     result = {"benchmark": "book", "full_build_s": full, "unchanged_rebuild_s": rebuild,
-              "cpus": os.cpu_count()}
+              "machine": machine()}
     print(f"full build from scratch: {full:.0f} s; rebuild with nothing changed: {rebuild:.1f} s")
     write(result, "book", args.json)
     return 0

@@ -22,7 +22,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._results import write  # noqa: E402
+from bench._results import machine, write  # noqa: E402
 from mlmlib.masking import mask_tokens  # noqa: E402
 from mlmlib.tokenizer import SPECIAL_TOKENS  # noqa: E402
 
@@ -76,7 +76,7 @@ def main(argv=None) -> int:
         for name, fn in impls.items():
             rates[name].append(rate(fn))
     result = {"benchmark": "masking", "batch": args.batch, "length": args.length,
-              "vocab": args.vocab, "torch": torch.__version__, "implementations": {}}
+              "vocab": args.vocab, "machine": machine(), "implementations": {}}
     print(f"masking {args.batch}x{args.length} batches from token ids")
     print(f"{'':14s} {'batches/s (median)':>19s} {'min-max':>19s}")
     for name, values in rates.items():

@@ -11,9 +11,11 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize("script", ["bench_train.py", "bench_masking.py", "bench_book.py"])
+@pytest.mark.parametrize("script", ["bench_train.py", "bench_train.py --recipe",
+                                    "bench_masking.py", "bench_book.py"])
 def test_benchmark_smoke_run(script):
-    result = subprocess.run([sys.executable, str(ROOT / "bench" / script), "--smoke"],
+    name, *flags = script.split()
+    result = subprocess.run([sys.executable, str(ROOT / "bench" / name), "--smoke", *flags],
                             cwd=ROOT, capture_output=True, text=True, timeout=600,
                             env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
