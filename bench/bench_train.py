@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench._results import bf16_is_native, machine, write  # noqa: E402
+from mlmlib.constants import IGNORE_INDEX  # noqa: E402
 from mlmlib.masking import mask_tokens  # noqa: E402
 from mlmlib.model import BertConfig, MiniBert  # noqa: E402
 
@@ -79,20 +80,44 @@ def flops_per_token(v, d, layers, i, t, masked_share, score_all):
     return 3 * (layers * block + head)
 
 
-def build(args):
+def build(config: str, dropout: float):
+    """Both models at ``config``: mlmlib with ``dropout``, transformers with its default 0.1."""
     from transformers import BertConfig as HFConfig
     from transformers import BertForMaskedLM
 
-    v, d, layers, heads, i, t, b = CONFIGS[args.config]
-    dropout = 0.0 if args.no_dropout else 0.1
+    v, d, layers, heads, i, t, b = CONFIGS[config]
     ours = MiniBert(BertConfig(vocab_size=v, hidden_size=d, num_layers=layers, num_heads=heads,
                                intermediate_size=i, max_position=t, dropout=dropout,
                                attention_dropout=dropout), rng=0)
+    torch.manual_seed(0)  # transformers initialises its weights from the global generator
     theirs = BertForMaskedLM(HFConfig(vocab_size=v, hidden_size=d, num_hidden_layers=layers,
                                       num_attention_heads=heads, intermediate_size=i,
                                       max_position_embeddings=t, hidden_dropout_prob=0.1,
                                       attention_probs_dropout_prob=0.1))
     return ours, theirs, (v, d, layers, i, t, b)
+
+
+def forward(model, ids, mask, labels=None):
+    """One forward pass of either implementation (their keyword names differ)."""
+    if isinstance(model, MiniBert):
+        return model(ids, attention_mask=mask, labels=labels)
+    return model(input_ids=ids, attention_mask=mask, labels=labels)
+
+
+def timed_steps(model, optimizer, chunk, device, bf16: bool, scheduler=None) -> float:
+    """Train on every batch of ``chunk`` (forward, backward, AdamW); tokens per second."""
+    _sync(device)
+    start = time.perf_counter()
+    for ids, mask, labels in chunk:
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+            loss = forward(model, ids, mask, labels).loss
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+    _sync(device)
+    return ids.numel() * len(chunk) / (time.perf_counter() - start)
 
 
 def batches(v, t, b, n, seed=0):
@@ -127,24 +152,15 @@ def docs_data(max_len: int, vocab_size: int, smoke: bool):
 def recipe(args) -> int:
     """The course's recipe (bf16, no dropout) on mlmlib against HF at its defaults."""
     import torch.nn.functional as F
-    from transformers import BertConfig as HFConfig
-    from transformers import BertForMaskedLM
 
     from mlmlib.corpora import mask_batch
 
     if args.smoke:
         args.config, args.train_steps, args.steps = "smoke", 4, 1
-    v, d, layers, heads, i, t, b = CONFIGS[args.config]
+    ours, theirs, (v, _, _, _, t, b) = build(args.config, dropout=0.0)
     device = torch.device(args.device)
     wordpiece, special, rows, evaluation = docs_data(t, v, args.smoke)
-    ours = MiniBert(BertConfig(vocab_size=v, hidden_size=d, num_layers=layers, num_heads=heads,
-                               intermediate_size=i, max_position=t, dropout=0.0,
-                               attention_dropout=0.0), rng=0).to(device).train()
-    torch.manual_seed(0)
-    theirs = BertForMaskedLM(HFConfig(vocab_size=v, hidden_size=d, num_hidden_layers=layers,
-                                      num_attention_heads=heads, intermediate_size=i,
-                                      max_position_embeddings=t)).to(device).train()
-    sides = {"mlmlib": ours, "transformers": theirs}
+    sides = {"mlmlib": ours.to(device).train(), "transformers": theirs.to(device).train()}
     native = bf16_is_native(device)  # the recipe: bf16 autocast only where the hardware has it
     bf16 = {"mlmlib": native, "transformers": False}
     warmup = max(1, args.train_steps // 10)
@@ -164,24 +180,6 @@ def recipe(args) -> int:
         batches.append((batch.input_ids.to(device), batch.attention_mask.to(device),
                         batch.labels.to(device)))
 
-    def forward(name, ids, mask, labels=None):
-        if name == "mlmlib":
-            return ours(ids, attention_mask=mask, labels=labels)
-        return theirs(input_ids=ids, attention_mask=mask, labels=labels)
-
-    def train(name, chunk):
-        _sync(device)
-        start = time.perf_counter()
-        for ids, mask, labels in chunk:
-            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16[name]):
-                loss = forward(name, ids, mask, labels).loss
-            optimizers[name].zero_grad(set_to_none=True)
-            loss.backward()
-            optimizers[name].step()
-            schedulers[name].step()
-        _sync(device)
-        return b * t * len(chunk) / (time.perf_counter() - start)
-
     @torch.no_grad()
     def evaluate(name):  # fp32, eval mode, mean -log P over every target (100% [MASK])
         model = sides[name].eval()
@@ -190,8 +188,8 @@ def recipe(args) -> int:
             ids = evaluation.input_ids[start:start + 64].to(device)
             mask = evaluation.attention_mask[start:start + 64].to(device)
             labels = evaluation.labels[start:start + 64].to(device)
-            logits = forward(name, ids, mask, labels).logits
-            at = labels != -100
+            logits = forward(model, ids, mask, labels).logits
+            at = labels != IGNORE_INDEX
             if name == "transformers":
                 logits = logits[at]  # HF scores every position; ours only the masked ones
             total += float(F.cross_entropy(logits.float(), labels[at], reduction="sum"))
@@ -204,14 +202,15 @@ def recipe(args) -> int:
     rates = {n: [] for n in sides}
     for c in range(0, args.train_steps, k):  # A B A B in chunks of k steps
         for name in sides:
-            rate = train(name, batches[c:c + k])
+            rate = timed_steps(sides[name], optimizers[name], batches[c:c + k], device,
+                               bf16[name], schedulers[name])
             if c > 0 or args.smoke:  # the first chunk is the warm-up
                 rates[name].append(rate)
     result = {"benchmark": "train-recipe", "config": args.config, "device": str(device),
               "train_steps": args.train_steps, "chunk_steps": k,
               "data": f"CPython docs, WordPiece vocabulary {len(wordpiece)} (model rows {v}), "
                       f"{len(rows.input_ids)} training rows of {t}, "
-                      f"{int((evaluation.labels != -100).sum())} validation targets",
+                      f"{int((evaluation.labels != IGNORE_INDEX).sum())} validation targets",
               "machine": machine(device), "implementations": {}}
     settings = {"mlmlib": f"{'bf16 autocast' if native else 'fp32 (no native bf16)'}, dropout 0",
                 "transformers": "fp32, dropout 0.1"}
@@ -260,32 +259,14 @@ def main(argv=None) -> int:
     if use_bf16 and not bf16_is_native(device):
         print("warning: no native bf16 here (no AVX-512 BF16 or AMX): PyTorch emulates it, "
               "so bf16 is slower than fp32 on this machine")
-    ours, theirs, (v, d, layers, i, t, b) = build(args)
-    ours.to(device).train()
-    theirs.to(device).train()
+    ours, theirs, (v, d, layers, i, t, b) = build(args.config, 0.0 if args.no_dropout else 0.1)
+    sides = {"mlmlib": ours.to(device).train(), "transformers": theirs.to(device).train()}
     data = [(x.to(device), y.to(device), z.to(device)) for x, y, z in
             batches(v, t, b, args.steps * (2 * args.reps + 2))]
-    optimizers = {"mlmlib": torch.optim.AdamW(ours.parameters(), lr=1e-4),
-                  "transformers": torch.optim.AdamW(theirs.parameters(), lr=1e-4)}
-
-    def step(name, ids, mask, labels):
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_bf16):
-            if name == "mlmlib":
-                loss = ours(ids, attention_mask=mask, labels=labels).loss
-            else:
-                loss = theirs(input_ids=ids, attention_mask=mask, labels=labels).loss
-        optimizers[name].zero_grad(set_to_none=True)
-        loss.backward()
-        optimizers[name].step()
-        return loss.item()
+    optimizers = {n: torch.optim.AdamW(m.parameters(), lr=1e-4) for n, m in sides.items()}
 
     def measure(name, chunk):
-        _sync(device)
-        start = time.perf_counter()
-        for ids, mask, labels in chunk:
-            step(name, ids, mask, labels)
-        _sync(device)
-        return b * t * len(chunk) / (time.perf_counter() - start)
+        return timed_steps(sides[name], optimizers[name], chunk, device, use_bf16)
 
     k = args.steps
     for name in optimizers:  # warm-up
@@ -299,7 +280,7 @@ def main(argv=None) -> int:
             rates[name].append(measure(name, chunk))
         roofs.append(matmul_roof(device, roof_dtype, 0.05 if args.smoke else 0.3))
     roof = max([*roofs, matmul_roof(device, roof_dtype, 0.2 if args.smoke else 1.0)])
-    masked_share = float((data[0][2] != -100).float().mean())
+    masked_share = float((data[0][2] != IGNORE_INDEX).float().mean())
     flops = {"mlmlib": flops_per_token(v, d, layers, i, t, masked_share, score_all=False),
              "transformers": flops_per_token(v, d, layers, i, t, masked_share, score_all=True)}
     result = {
