@@ -72,6 +72,7 @@ PAPERS = {  # a name in the text -> the bibtex key a page that uses it must cite
     r"Devlin|80%, 10%|Google's (original )?(BERT|code)": "devlin2019bert",
 }
 PAGES = NOTEBOOKS + sorted((ROOT / "book").glob("*.md"))
+BIB_KEYS = set(re.findall(r"@\w+\{([^,]+),", (ROOT / "book" / "references.bib").read_text()))
 
 
 @pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name)
@@ -79,10 +80,9 @@ def test_a_page_that_uses_a_paper_cites_it(path):
     if path.name == "references.md":
         return
     text = _prose(_load(path)) if path.suffix == ".ipynb" else path.read_text()
-    bib = (ROOT / "book" / "references.bib").read_text()
     cited = set(re.findall(r"\{cite[:\w]*\}`([^`]+)`", text))
     cited = {k.strip() for group in cited for k in group.split(",")}
-    assert cited <= set(re.findall(r"@\w+\{([^,]+),", bib)), f"unknown keys {cited}"
+    assert cited <= BIB_KEYS, f"unknown keys {cited - BIB_KEYS}"
     for pattern, key in PAPERS.items():
         if re.search(pattern, text):
             assert key in cited, f"{path.name} mentions {pattern!r} without {{cite}}`{key}`"

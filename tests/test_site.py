@@ -147,7 +147,10 @@ class Visit:
         if msg.type == "error" and (not where or where.startswith(self.site)):
             self.errors.append(f"console: {msg.text} ({where})")
 
-    def close(self):
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
         self.context.close()
 
 
@@ -168,9 +171,8 @@ def _local_file(url: str, site: str) -> Path | None:
 
 @pytest.mark.parametrize("page", toc_pages())
 def test_page_reads_correctly(page, browser, site, external):
-    visit = Visit(browser, site, external, f"{site}{page}.html")
-    p = visit.page
-    try:
+    with Visit(browser, site, external, f"{site}{page}.html") as visit:
+        p = visit.page
         p.wait_for_function("Array.from(document.images).every(i => i.complete)", timeout=15000)
         broken = p.evaluate("Array.from(document.images)"
                             ".filter(i => !(i.naturalWidth > 0)).map(i => i.src)")
@@ -210,14 +212,11 @@ def test_page_reads_correctly(page, browser, site, external):
         assert width <= 391, f"{page}: the page scrolls sideways on a phone ({width} px)"
         assert not visit.missing, f"{page}: missing local resources {visit.missing}"
         assert not visit.errors, f"{page}: JavaScript errors {visit.errors}"
-    finally:
-        visit.close()
 
 
 def test_a_solution_dropdown_opens_on_click(browser, site, external):
-    visit = Visit(browser, site, external, f"{site}notebooks/worked_a_standard_mask.html")
-    p = visit.page
-    try:
+    with Visit(browser, site, external, f"{site}notebooks/worked_a_standard_mask.html") as visit:
+        p = visit.page
         solution = p.locator(".solution.dropdown").first
         body = solution.locator(".solution-content, section, p").last
         assert not body.is_visible(), "the solution is visible before the click"
@@ -225,22 +224,17 @@ def test_a_solution_dropdown_opens_on_click(browser, site, external):
         body.wait_for(state="visible", timeout=5000)
         assert body.inner_text().strip()
         assert not visit.errors
-    finally:
-        visit.close()
 
 
 def test_search_finds_softmax(browser, site, external):
-    visit = Visit(browser, site, external, f"{site}search.html?q=softmax")
-    p = visit.page
-    try:
+    with Visit(browser, site, external, f"{site}search.html?q=softmax") as visit:
+        p = visit.page
         results = p.locator("#search-results li")
         results.first.wait_for(timeout=20000)
         hits = results.all_inner_texts()
         assert len(hits) >= 3, hits
         assert any("softmax" in h.lower() for h in hits), hits
         assert not visit.errors
-    finally:
-        visit.close()
 
 
 @pytest.mark.parametrize("name,page", list(KEY_PAGES.items()))
@@ -249,8 +243,7 @@ def test_key_pages_render(name, page, device, size, browser, site, external):
     """A screenshot a person can look at, and not a blank or broken one."""
     import matplotlib.image
 
-    visit = Visit(browser, site, external, f"{site}{page}.html", *size)
-    try:
+    with Visit(browser, site, external, f"{site}{page}.html", *size) as visit:
         if _has_math(page):
             _typeset(visit.page)  # the screenshot shows typeset formulas, not TeX
         SHOTS.mkdir(parents=True, exist_ok=True)
@@ -263,8 +256,6 @@ def test_key_pages_render(name, page, device, size, browser, site, external):
         width = visit.page.evaluate("document.documentElement.scrollWidth")
         assert width <= size[0] + 1, f"{name}: the page scrolls sideways on a {device}"
         assert not visit.errors
-    finally:
-        visit.close()
 
 
 def test_the_site_loads_nothing_from_the_network(browser, site, external):
