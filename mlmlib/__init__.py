@@ -12,6 +12,9 @@ One module per stage of the loss ``L_MLM = -sum_{i in M} log P(x_i | x_\\M)``:
 * :mod:`mlmlib.plots` - the course's figures (never imported by the core).
 * :mod:`mlmlib.exercises` - checkers for the chapters' exercises (never imported by the core).
 
+``plots`` and ``exercises`` are subpackages with one module per part of the book (walkthrough,
+worked, training); import their names from the package (``from mlmlib.plots import pipeline``).
+
 Import the module you need (``from mlmlib.loss import softmax``); importing ``mlmlib`` alone
 loads nothing heavy.
 """

@@ -13,6 +13,8 @@ Does:
 * :func:`pack_rows` and :func:`nsp_rows` - token ids into fixed-length rows ``[CLS] ... [SEP]``
   with padding and attention masks, or sentence pairs ``[CLS] A [SEP] B [SEP]`` with segment
   ids and 50% true next / 50% random next sentences for NSP.
+* :func:`unigram_baseline` - the loss of a reader that ignores context: each target's
+  frequency among the training rows' ordinary tokens (never ``[CLS]``, ``[SEP]`` or padding).
 * :func:`mask_batch` - dynamic masking: each batch is masked afresh by
   :func:`mlmlib.masking.mask_tokens` when it is drawn.
 
@@ -38,7 +40,7 @@ from mlmlib.masking import mask_tokens
 from mlmlib.tokenizer import basic_tokenize
 
 __all__ = ["Batch", "Document", "load_text", "mask_batch", "nsp_rows", "pack_rows",
-           "python_docs", "sentences_of", "split_documents", "tokens_of"]
+           "python_docs", "sentences_of", "split_documents", "tokens_of", "unigram_baseline"]
 
 
 class Document(NamedTuple):
@@ -210,3 +212,36 @@ def mask_batch(batch: Batch, vocab_size: int, mask_token_id: int, special_ids: S
                          special_ids=special_ids, rng=rng, rate=rate, rule=rule,
                          mask_prob=mask_prob, random_prob=random_prob)
     return batch._replace(input_ids=masked.input_ids, labels=masked.labels)
+
+
+def unigram_baseline(rows: Batch, targets, vocab_size: int,
+                     special_ids: Sequence[int]) -> float:
+    r"""The mean ``-log P(target)`` of a reader that ignores context: the unigram baseline.
+
+    .. math::
+
+        P(v) = \frac{c_v + \tfrac12}{N + \tfrac12 K}
+
+    where :math:`c_v` counts token ``v`` among the training rows' ordinary tokens (padding and
+    every special id left out, since no target is ever one of them), :math:`N` is their total
+    and :math:`K` the number of ordinary ids in the vocabulary; the one-half added to every
+    count keeps a token never seen in training finite. ``targets`` are the ids to score (the
+    labels of an evaluation set that are not ``IGNORE_INDEX``).
+
+    >>> ids = torch.tensor([[2, 7, 7, 8, 3]])  # [CLS] 7 7 8 [SEP]: c_7 = 2, N = 3
+    >>> rows = Batch(ids, torch.ones_like(ids), torch.zeros_like(ids))
+    >>> round(unigram_baseline(rows, torch.tensor([7]), 10, [0, 1, 2, 3, 4]), 4)
+    0.7885
+    """
+    special = torch.tensor(sorted(set(special_ids)), dtype=torch.long)
+    seen = rows.input_ids[rows.attention_mask.bool()]
+    seen = seen[~torch.isin(seen, special)]
+    targets = torch.as_tensor(targets, dtype=torch.long).reshape(-1)
+    if not len(targets):
+        raise ValueError("no targets to score")
+    if torch.isin(targets, special).any() or (targets < 0).any() or (targets >= vocab_size).any():
+        raise ValueError("every target must be an ordinary token id of the vocabulary")
+    counts = torch.bincount(seen, minlength=vocab_size).double()
+    ordinary = vocab_size - len(special)
+    p = (counts[targets] + 0.5) / (len(seen) + 0.5 * ordinary)
+    return float(-p.log().mean())

@@ -20,6 +20,13 @@ where a masked position contributes the factor :math:`\sum_v e_s(v) = 1`. The po
 conditions on the sentence's length, which a model sees too (sentences end with "." and then
 stop).
 
+The same messages answer the course's exact experiments: the floor of a reader that sees
+less (``context="left"``: only the words before the blank, as a left-to-right model;
+``"none"``: nothing, the unigram frequencies), and the joint posterior of two blanks
+(:meth:`ToyWorld.pair_posterior`), whose mutual information
+(:meth:`ToyWorld.pair_information`) is exactly what an MLM gives away by scoring two blanks
+independently.
+
 Does not: tokenize into sub-words (the toy world's tokens are whole words) or train anything.
 
 >>> world = ToyWorld()
@@ -32,11 +39,12 @@ Does not: tokenize into sub-words (the toy world's tokens are whole words) or tr
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
 
-__all__ = ["ToyWorld"]
+__all__ = ["ToyWorld", "compare_with_exact"]
 
 # The lexicon: each slot's words, most likely first. Some words belong to several slots
 # ("sat", "watched"), which is what makes the posterior interesting.
@@ -155,19 +163,20 @@ class ToyWorld:
             e[t] = 1.0
         return e
 
-    def posterior(self, words: Sequence[str], masked: Sequence[int]) -> torch.Tensor:
-        """``P(x_i = v | visible words, length)`` for each masked position: ``(|M|, V)``."""
-        T = len(words)
-        masked = list(masked)
+    def _check(self, words: Sequence[str], masked: Sequence[int]) -> list[int]:
+        T, masked = len(words), list(masked)
         if len(set(masked)) != len(masked):
             raise ValueError("a masked position is listed twice")
         for i in masked:
             if not 0 <= i < T:
                 raise ValueError(f"cannot mask position {i} in a {T}-token sentence")
-        e = self._emissions(words, set(masked))
-        S = len(self.states)
-        alpha = torch.zeros(T, S, dtype=torch.float64)  # scaled forward messages
-        beta = torch.zeros(T, S, dtype=torch.float64)  # scaled backward messages
+        return masked
+
+    def _messages(self, e: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Scaled forward and backward messages (alpha, beta): (T, S) each, rows summing to 1."""
+        T, S = len(e), len(self.states)
+        alpha = torch.zeros(T, S, dtype=torch.float64)
+        beta = torch.zeros(T, S, dtype=torch.float64)
         a = self.start * e[0]
         for t in range(T):
             if t:
@@ -181,25 +190,161 @@ class ToyWorld:
             if t < T - 1:
                 b = self.trans @ (e[t + 1] * beta[t + 1])
             beta[t] = b / b.sum() if b.sum() > 0 else b
+        return alpha, beta
+
+    def _finish_within(self, k: int) -> torch.Tensor:
+        """(S,): P(the sentence ends within k more words, this one included | current state)."""
+        f = torch.zeros(len(self.states), dtype=torch.float64)
+        for _ in range(k):
+            f = self.stop + self.trans @ f
+        return f
+
+    def unigram(self) -> torch.Tensor:
+        """(V,): each word's share of all the words the world writes (no context at all)."""
+        p = self.start.clone()  # P(z_t = s, the sentence reaches position t)
+        counts = torch.zeros(len(self.states), dtype=torch.float64)
+        for t in range(self.max_len):
+            counts += p * self._finish_within(self.max_len - t)  # only sentences kept
+            p = p @ self.trans
+        words = counts @ self.emit
+        return words / words.sum()
+
+    def posterior(self, words: Sequence[str], masked: Sequence[int],
+                  context: str = "both") -> torch.Tensor:
+        """``P(x_i = v | what the context shows)`` for each masked position: ``(|M|, V)``.
+
+        ``context`` says what the reader sees besides the sentence's other masked blanks:
+        ``"both"`` every visible word and the length (what BERT sees); ``"left"`` only the
+        visible words to the left of each blank (what a left-to-right model sees: no words
+        after it, no length); ``"none"`` nothing (the unigram frequencies, :meth:`unigram`).
+        """
+        masked = self._check(words, masked)
+        if context == "none":
+            self._emissions(words, set(masked))  # the same checks on the words
+            return self.unigram().expand(len(masked), -1).clone()
+        if context == "left":
+            return self._left_posterior(words, masked)
+        if context != "both":
+            raise ValueError(f"context must be 'both', 'left' or 'none', got {context!r}")
+        e = self._emissions(words, set(masked))
+        alpha, beta = self._messages(e)
         gamma = alpha * beta  # (T, S), proportional to P(z_t = s | everything visible)
         if (gamma.sum(1) == 0).any():
             raise ValueError("this sentence is impossible in the toy world")
         gamma = gamma / gamma.sum(1, keepdim=True)
         return gamma[masked] @ self.emit  # (|M|, V)
 
+    def _left_posterior(self, words: Sequence[str], masked: list[int]) -> torch.Tensor:
+        e = self._emissions(words, set(masked))
+        out = torch.zeros(len(masked), self.vocab_size, dtype=torch.float64)
+        a = self.start.clone()  # P(z_t = s | the words before t), t = 0 first
+        for t in range(max(masked, default=-1) + 1):
+            if t in masked:
+                z = a * self._finish_within(self.max_len - t)  # kept sentences only
+                out[masked.index(t)] = (z / z.sum()) @ self.emit
+            a = a * e[t]
+            if a.sum() == 0:
+                raise ValueError("this sentence is impossible in the toy world")
+            a = (a / a.sum()) @ self.trans
+        return out
+
+    def pair_posterior(self, words: Sequence[str], i: int, j: int,
+                       masked: Sequence[int] = ()) -> torch.Tensor:
+        """The exact joint ``P(x_i = a, x_j = b | visible words)``: a ``(V, V)`` table.
+
+        ``i`` and ``j`` are hidden, as is every position in ``masked``. An MLM's loss scores
+        the two blanks as if they were independent, with the product of the two rows of
+        :meth:`posterior`; this is the joint that the product stands in for.
+        """
+        if i == j:
+            raise ValueError("the two positions of a pair must differ")
+        i, j = sorted((i, j))
+        hidden = sorted({*self._check(words, masked), i, j})
+        e = self._emissions(words, set(self._check(words, hidden)))
+        alpha, beta = self._messages(e)
+        between = torch.eye(len(self.states), dtype=torch.float64)  # (S, S): z_i to z_j
+        for t in range(i + 1, j + 1):
+            between = (between @ self.trans) * e[t]
+            between = between / between.sum()
+        states = alpha[i][:, None] * between * beta[j][None, :]  # (S, S): P(z_i, z_j | .)
+        states = states / states.sum()
+        return self.emit.T @ states @ self.emit  # (V, V)
+
+    def pair_information(self, words: Sequence[str], i: int, j: int,
+                         masked: Sequence[int] = ()) -> float:
+        r"""The mutual information of blanks ``i`` and ``j`` given the visible words, in nats.
+
+        .. math::
+
+            I = \sum_{a, b} P(a, b) \log \frac{P(a, b)}{P(a) P(b)} \ge 0
+
+        It is what scoring the two blanks independently gives away on average: the mean of
+        (sum of the two marginal ``-log P``) minus (the joint ``-log P``), over the world's
+        own fillings of the two blanks. 0 when one blank tells nothing about the other.
+        """
+        joint = self.pair_posterior(words, i, j, masked)
+        product = joint.sum(1)[:, None] * joint.sum(0)[None, :]
+        seen = joint > 0
+        return float((joint[seen] * (joint[seen] / product[seen]).log()).sum())
+
     def bayes_loss(self, sentences: Sequence[Sequence[str]],
-                   masks: Sequence[Sequence[int]]) -> float:
+                   masks: Sequence[Sequence[int]], context: str = "both") -> float:
         """The exact Bayes-optimal MLM loss: the mean of ``-log P(true word | visible)``.
 
         Averaged over every masked slot of every sentence (the "mean" reduction a trainer
-        reports), with each sentence's masked positions given in ``masks``.
+        reports), with each sentence's masked positions given in ``masks``. ``context`` is as
+        in :meth:`posterior`: ``"left"`` and ``"none"`` give the floors of a reader that sees
+        less.
         """
         total, count = 0.0, 0
         for words, masked in zip(sentences, masks, strict=True):
             if not len(masked):
                 continue
-            post = self.posterior(words, masked)
+            post = self.posterior(words, masked, context)
             truth = torch.tensor([self.word_id[words[i]] for i in masked])
             total -= post[torch.arange(len(masked)), truth].log().sum().item()
             count += len(masked)
         return total / max(count, 1)
+
+    def landmarks(self, sentences: Sequence[Sequence[str]],
+                  masks: Sequence[Sequence[int]]) -> dict[str, float]:
+        """The three landmarks of an evaluation set, over its targets and the world's words.
+
+        ``"uniform"``: ``log |V|`` for the toy world's words (the clueless guess);
+        ``"unigram"``: the exact context-free floor (each word's true frequency,
+        ``context="none"``); ``"floor"``: the Bayes-optimal loss with both sides visible.
+        """
+        return {"uniform": math.log(self.vocab_size),
+                "unigram": self.bayes_loss(sentences, masks, context="none"),
+                "floor": self.bayes_loss(sentences, masks)}
+
+
+def compare_with_exact(exact: torch.Tensor, model: torch.Tensor) -> dict[str, torch.Tensor]:
+    r"""How far a model's distributions are from the exact ones, slot by slot.
+
+    ``exact`` and ``model`` are ``(slots, V)`` rows of probabilities over the same words (a
+    model's row may sum to less than 1 when it also gives some probability to tokens that are
+    not words, such as ``[SEP]``). Returns, per slot:
+
+    * ``"kl"``: :math:`\mathrm{KL}(p \,\|\, q) = \sum_v p_v \log (p_v / q_v)`, in nats: how
+      much loss the model pays above the floor on average over the true fillings of the slot;
+    * ``"tv"``: the total variation :math:`\tfrac12 \sum_v |p_v - q_v|` (with the missing
+      mass counted), the largest difference in probability the two give any set of words;
+    * ``"impossible"``: the model's probability on what the exact posterior rules out.
+
+    >>> p = torch.tensor([[0.5, 0.5, 0.0]])
+    >>> {k: round(float(v), 4) for k, v in compare_with_exact(p, p).items()}
+    {'kl': 0.0, 'tv': 0.0, 'impossible': 0.0}
+    """
+    if exact.shape != model.shape or exact.ndim != 2:
+        raise ValueError(f"expected two (slots, V) tables of one shape, got {tuple(exact.shape)} "
+                         f"and {tuple(model.shape)}")
+    p, q = exact.double(), model.double()
+    if (p < 0).any() or (q < 0).any():
+        raise ValueError("probabilities cannot be negative")
+    seen = p > 0
+    kl = torch.where(seen, p * (p / q.clamp_min(1e-300)).log(), torch.zeros_like(p)).sum(1)
+    missing = (1 - q.sum(1)).clamp_min(0)  # the model's mass outside these words
+    tv = 0.5 * ((p - q).abs().sum(1) + missing)
+    impossible = torch.where(seen, torch.zeros_like(q), q).sum(1) + missing
+    return {"kl": kl, "tv": tv, "impossible": impossible}

@@ -216,3 +216,19 @@ def test_mask_batch_masks_afresh_and_spares_special_tokens():
     assert (one.labels[special] == IGNORE_INDEX).all()
     chosen = one.labels != IGNORE_INDEX
     assert torch.equal(one.labels[chosen], batch.input_ids[chosen])
+
+
+def test_unigram_baseline_counts_only_ordinary_tokens():
+    from mlmlib.corpora import Batch, unigram_baseline
+
+    ids = torch.tensor([[2, 7, 7, 8, 3, 0], [2, 9, 3, 0, 0, 0]])
+    mask = (ids != 0).long()
+    rows = Batch(ids, mask, torch.zeros_like(ids))
+    special = [0, 1, 2, 3, 4]
+    # ordinary tokens 7, 7, 8, 9: N = 4; K = 10 - 5 = 5
+    expected = -(math.log(2.5 / 6.5) + math.log(0.5 / 6.5)) / 2  # a 7 and an unseen 6
+    assert unigram_baseline(rows, torch.tensor([7, 6]), 10, special) == pytest.approx(expected)
+    with pytest.raises(ValueError, match="ordinary token id"):
+        unigram_baseline(rows, torch.tensor([3]), 10, special)  # [SEP] is never a target
+    with pytest.raises(ValueError, match="no targets"):
+        unigram_baseline(rows, torch.tensor([], dtype=torch.long), 10, special)

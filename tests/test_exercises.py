@@ -272,3 +272,41 @@ def test_check_perplexity():
     assert "10 to the power" in str(check_perplexity(100.0, 2.0))
     assert "the loss itself" in str(check_perplexity(2.0, 2.0))
     assert "minus the loss" in str(check_perplexity(math.exp(-2.0), 2.0))
+
+
+def test_check_excess_loss():
+    from mlmlib.exercises import check_excess_loss
+
+    assert check_excess_loss(0.0747, 2.2032, 2.1285)
+    assert "ratio" in str(check_excess_loss(2.2032 / 2.1285, 2.2032, 2.1285))
+    assert "fraction" in str(check_excess_loss(0.0747 / 2.1285, 2.2032, 2.1285))
+    assert "percent" in str(check_excess_loss(100 * 0.0747 / 2.1285, 2.2032, 2.1285))
+    assert "sign" in str(check_excess_loss(-0.0747, 2.2032, 2.1285))
+    assert "Not answered" in str(check_excess_loss("0.07", 2.2032, 2.1285))
+
+
+def test_check_direction_over_seeds():
+    from mlmlib.exercises import check_direction_over_seeds
+
+    assert check_direction_over_seeds("lower", [2.2, 2.3], [2.1, 2.2])
+    assert "every one of 2 seeds" in str(check_direction_over_seeds("higher", [2.2, 2.3],
+                                                                      [2.1, 2.2]))
+    mixed = check_direction_over_seeds("lower", [2.2, 2.3, 2.0], [2.1, 2.2, 2.1])
+    assert not mixed and "higher on 1 of 3 seeds" in str(mixed)
+    assert "Not answered" in str(check_direction_over_seeds(None, [1.0], [2.0]))
+    with pytest.raises(ValueError, match="one value per seed"):
+        check_direction_over_seeds("lower", [1.0, 2.0], [1.0])
+
+
+def test_check_pointwise_information():
+    from mlmlib.exercises import check_pointwise_information
+
+    right = math.log(0.2) - math.log(0.25) - math.log(0.4)
+    assert check_pointwise_information(right, 0.2, 0.25, 0.4)
+    assert "sign" in str(check_pointwise_information(-right, 0.2, 0.25, 0.4))
+    assert "base 2" in str(check_pointwise_information(right / math.log(2), 0.2, 0.25, 0.4))
+    assert "ratio" in str(check_pointwise_information(0.2 / 0.1, 0.2, 0.25, 0.4))
+    assert "log P(b) too" in str(check_pointwise_information(math.log(0.2 / 0.25), 0.2, 0.25,
+                                                              0.4))
+    with pytest.raises(ValueError, match="p_a must be a probability"):
+        check_pointwise_information(1.0, 0.2, 0.0, 0.4)

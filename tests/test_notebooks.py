@@ -69,6 +69,7 @@ PAPERS = {  # a name in the text -> the bibtex key a page that uses it must cite
     r"Cramming": "geiping2023cramming",
     r"XLNet": "yang2019xlnet",
     r"Wettig": "wettig2023mask",
+    r"Jain and Wallace": "jain2019attention",
     r"Devlin|80%, 10%|Google's (original )?(BERT|code)": "devlin2019bert",
 }
 PAGES = NOTEBOOKS + sorted((ROOT / "book").glob("*.md"))

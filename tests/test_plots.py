@@ -85,3 +85,31 @@ def test_training_figures():
         plots.training_curve([])
     fig = plots.attention_bars(["[CLS]", "the", "[MASK]"], [0.2, 0.5, 0.3], query=2)
     assert [p.get_height() for p in fig.axes[0].patches] == [0.2, 0.5, 0.3]
+
+
+def test_lines_with_spread_draws_means_and_bands():
+    fig = plots.lines_with_spread([1, 2, 3], {"a": ([1, 2, 3], [0.5, 1.5, 2.5], [1.5, 2.5, 3.5]),
+                                              "exact": ([3, 2, 1], [3, 2, 1], [3, 2, 1])},
+                                  xlabel="x", ylabel="y", lines={"log |V|": 2.5})
+    ax = fig.axes[0]
+    assert [list(line.get_ydata()) for line in ax.lines[:2]] == [[1, 2, 3], [3, 2, 1]]
+    assert len(ax.collections) == 1  # a band only where there is a spread
+    assert ax.get_xlabel() == "x" and ax.get_ylabel() == "y"
+    with pytest.raises(ValueError, match="needs 3 means"):
+        plots.lines_with_spread([1, 2, 3], {"a": ([1, 2], [1, 2], [1, 2])})
+
+
+def test_reliability_diagram_and_joint_tables():
+    fig = plots.reliability_diagram([0.01, 0.1, 0.5], [0.02, 0.1, 0.4], [100, 10, 1])
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert np.allclose(ax.collections[0].get_offsets(), [[0.01, 0.02], [0.1, 0.1], [0.5, 0.4]])
+    with pytest.raises(ValueError, match="one value per bin"):
+        plots.reliability_diagram([0.1], [0.1, 0.2], [1])
+    joint = np.array([[0.3, 0.0], [0.1, 0.6]])
+    product = joint.sum(1)[:, None] * joint.sum(0)[None, :]
+    fig = plots.joint_and_product(["a", "b"], ["x", "y"], joint, product)
+    assert len(fig.axes) == 3  # two tables and their shared colour bar
+    assert [t.get_text() for t in fig.axes[0].texts] == ["0.300", "0.000", "0.100", "0.600"]
+    with pytest.raises(ValueError, match="2 x 2"):
+        plots.joint_and_product(["a", "b"], ["x", "y"], joint[:1], product)

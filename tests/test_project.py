@@ -54,10 +54,13 @@ def test_constraints_pin_every_requirement_exactly():
 
 
 def _mlmlib_imports(path: Path) -> set[str]:
+    """The top-level mlmlib modules or subpackages that ``path`` imports ("plots", "loss", ...)."""
     names = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module == "mlmlib" and node.level == 0:
+            names |= {f"mlmlib.{a.name}" for a in node.names}  # from mlmlib import plots
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
         elif isinstance(node, ast.ImportFrom) and node.level:
@@ -83,17 +86,32 @@ ALLOWED = {
 }
 
 
-@pytest.mark.parametrize("path", sorted(LIB.glob("*.py")), ids=lambda p: p.name)
+# Every file of the library: the top-level modules and those of the subpackages (a module that
+# passes ~400 lines becomes a subpackage, one module per part of the book: mlmlib/plots/...).
+SOURCES = sorted(LIB.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.relative_to(LIB).as_posix())
 def test_imports_point_one_way_and_modules_say_their_scope(path):
-    if path.name == "__init__.py":
+    parts = path.relative_to(LIB).with_suffix("").parts
+    if parts == ("__init__",):
         assert not _mlmlib_imports(path), "importing mlmlib alone must stay light"
         return
-    stage = path.stem
-    assert stage in ALLOWED, f"new module {path.name}: add its allowed imports to ALLOWED"
-    assert _mlmlib_imports(path) <= ALLOWED[stage]
+    stage = parts[0]  # mlmlib/plots/walkthrough.py belongs to "plots"
+    dotted = ".".join(["mlmlib", *(parts[:-1] if parts[-1] == "__init__" else parts)])
+    assert stage in ALLOWED, f"new module {stage}: add its allowed imports to ALLOWED"
+    inside = {stage} if len(parts) > 1 else set()  # a subpackage's modules import each other
+    assert _mlmlib_imports(path) <= ALLOWED[stage] | inside
     doc = ast.get_docstring(ast.parse(path.read_text()))
-    assert doc and doc.startswith(f"mlmlib.{stage} - "), "open with 'mlmlib.<name> - <scope>'"
+    assert doc and doc.startswith(f"{dotted} - "), f"open with '{dotted} - <scope>'"
     assert "Does not" in doc, "say what the module does not do"
+
+
+def test_subpackages_are_packages():
+    """A folder of modules in mlmlib has an __init__.py, so that pip install . ships it."""
+    for folder in [p for p in LIB.rglob("*") if p.is_dir() and p.name != "__pycache__"]:
+        if any(folder.glob("*.py")):
+            assert (folder / "__init__.py").exists(), f"{folder.relative_to(ROOT)}: no __init__.py"
 
 
 def test_one_ignore_value():
@@ -103,6 +121,6 @@ def test_one_ignore_value():
         return (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
                 and isinstance(node.operand, ast.Constant) and node.operand.value == 100)
 
-    hits = sorted(p.name for p in LIB.glob("*.py")
+    hits = sorted(p.relative_to(LIB).as_posix() for p in SOURCES
                   if any(literal_minus_100(n) for n in ast.walk(ast.parse(p.read_text()))))
     assert hits == ["constants.py"], hits

@@ -97,3 +97,119 @@ def test_bad_input():
         WORLD.posterior(["the", "cat", "sat", "."], [1, 1])
     with pytest.raises(ValueError, match="impossible"):
         WORLD.posterior(["cat", "the", "."], [0])
+
+
+# ---------------------------------------------------------------------- less context, pairs
+
+SHORT = ToyWorld(max_len=7)  # short enough to enumerate every sentence's path
+
+
+def brute_force_joint(world, words, i, j):
+    """P(x_i = a, x_j = b | every other word), by summing over every path of this length."""
+    V = world.vocab_size
+    joint = torch.zeros(V, V, dtype=torch.float64)
+    for path, p in paths(world, len(words)):
+        weight = p
+        for t, s in enumerate(path):
+            if t not in (i, j):
+                weight *= world.emit[s, world.word_id[words[t]]].item()
+        if weight:
+            joint += weight * torch.outer(world.emit[path[i]], world.emit[path[j]])
+    return joint / joint.sum()
+
+
+def brute_force_left(world, words, i):
+    """P(x_i | x_<i) over every sentence of every kept length, summing whole paths."""
+    V = world.vocab_size
+    out = torch.zeros(V, dtype=torch.float64)
+    for length in range(i + 1, world.max_len + 1):
+        for path, p in paths(world, length):
+            weight = p
+            for t in range(i):
+                weight *= world.emit[path[t], world.word_id[words[t]]].item()
+            out += weight * world.emit[path[i]]
+    return out / out.sum()
+
+
+@pytest.mark.parametrize(("words", "i"), [(["the", "small", "cat", "barked", "."], 2),
+                                          (["a", "boy", "sat", "on", "the", "mat", "."], 5),
+                                          (["the", "dog", "slept", "."], 0),
+                                          (["my", "teacher", "read", "a", "book", "."], 3)])
+def test_left_posterior_matches_brute_force(words, i):
+    left = SHORT.posterior(words, [i], context="left")[0]
+    assert torch.allclose(left, brute_force_left(SHORT, words, i), atol=1e-12)
+
+
+def test_left_context_cannot_see_the_verb_and_none_sees_nothing():
+    words = ["the", "small", "cat", "barked", "."]
+    left = WORLD.posterior(words, [2], context="left")[0]
+    assert left[WORLD.word_id["boy"]] > 0  # "barked" is to the right: boys stay possible
+    assert left[WORLD.word_id["mat"]] == 0  # but an object cannot follow "the small"
+    none = WORLD.posterior(words, [2, 3], context="none")
+    assert torch.equal(none[0], none[1]) and torch.equal(none[0], WORLD.unigram())
+    sentences = WORLD.sample(300, rng=9)
+    counts = torch.zeros(WORLD.vocab_size, dtype=torch.float64)
+    for s in sentences:
+        for w in s:
+            counts[WORLD.word_id[w]] += 1
+    assert (counts / counts.sum() - WORLD.unigram()).abs().max() < 0.02  # sampled frequencies
+    masks = [[len(s) // 2] for s in sentences]
+    both, left_floor, no_floor = (WORLD.bayes_loss(sentences, masks, c)
+                                  for c in ("both", "left", "none"))
+    assert both < left_floor < no_floor < math.log(WORLD.vocab_size)
+
+
+@pytest.mark.parametrize(("words", "i", "j"), [(["the", "small", "cat", "barked", "."], 2, 3),
+                                               (["a", "boy", "sat", "on", "the", "mat", "."], 1, 5),
+                                               (["the", "dog", "slept", "."], 2, 0)])
+def test_pair_posterior_matches_brute_force(words, i, j):
+    joint = SHORT.pair_posterior(words, i, j)
+    lo, hi = sorted((i, j))
+    assert torch.allclose(joint, brute_force_joint(SHORT, words, lo, hi), atol=1e-12)
+    marginals = SHORT.posterior(words, [lo, hi])
+    assert torch.allclose(joint.sum(1), marginals[0], atol=1e-12)
+    assert torch.allclose(joint.sum(0), marginals[1], atol=1e-12)
+
+
+def test_pair_information_is_large_for_noun_and_verb_and_zero_when_determined():
+    words = ["the", "small", "cat", "barked", "."]
+    assert WORLD.pair_information(words, 2, 3) > 0.1  # the noun decides the kind of verb
+    # "the" and "small" hidden: two slots that barely constrain each other
+    assert 0 <= WORLD.pair_information(words, 0, 3) < WORLD.pair_information(words, 2, 3)
+    assert WORLD.pair_information(["the", "cat", "sat", "."], 3, 0) == pytest.approx(0, abs=1e-12)
+
+
+def test_context_and_pair_bad_input():
+    with pytest.raises(ValueError, match="context must be"):
+        WORLD.posterior(["the", "cat", "."], [1], context="right")
+    with pytest.raises(ValueError, match="must differ"):
+        WORLD.pair_information(["the", "cat", "."], 1, 1)
+    with pytest.raises(ValueError, match="cannot mask position 9"):
+        WORLD.pair_posterior(["the", "cat", "."], 1, 9)
+
+
+def test_landmarks_share_the_targets_and_the_vocabulary():
+    sentences = WORLD.sample(40, rng=11)
+    masks = [[1, len(s) - 2] for s in sentences]
+    marks = WORLD.landmarks(sentences, masks)
+    assert marks["uniform"] == math.log(WORLD.vocab_size)
+    assert marks["floor"] < marks["unigram"] < marks["uniform"]
+    assert marks["unigram"] == WORLD.bayes_loss(sentences, masks, context="none")
+
+
+def test_compare_with_exact():
+    from mlmlib.toyworld import compare_with_exact
+
+    p = torch.tensor([[0.5, 0.5, 0.0], [1.0, 0.0, 0.0]], dtype=torch.float64)
+    q = torch.tensor([[0.25, 0.5, 0.25], [0.5, 0.25, 0.0]], dtype=torch.float64)  # 0.25 lost
+    out = compare_with_exact(p, q)
+    assert out["kl"][0].item() == pytest.approx(0.5 * math.log(2))
+    assert out["kl"][1].item() == pytest.approx(math.log(2))
+    assert out["tv"].tolist() == pytest.approx([0.25, 0.5])
+    assert out["impossible"].tolist() == pytest.approx([0.25, 0.5])
+    same = compare_with_exact(p, p)
+    assert all(v.abs().max() == 0 for v in same.values())
+    with pytest.raises(ValueError, match="one shape"):
+        compare_with_exact(p, q[:1])
+    with pytest.raises(ValueError, match="negative"):
+        compare_with_exact(p, -q)

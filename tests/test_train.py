@@ -15,7 +15,14 @@ import torch
 
 from mlmlib.model import BertConfig
 from mlmlib.toyworld import ToyWorld
-from mlmlib.train import CheckpointError, TrainConfig, Trainer, pick_device, toy_data
+from mlmlib.train import (
+    CheckpointError,
+    TrainConfig,
+    Trainer,
+    pick_device,
+    toy_data,
+    toy_recipe,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ["--hidden", "32", "--layers", "1", "--heads", "2", "--batch-size", "32",
@@ -148,3 +155,27 @@ def test_two_processes_follow_the_one_process_curve(tmp_path):
     assert [h["step"] for h in one] == [h["step"] for h in two] == [0, 10, 20, 30]
     for a, b in zip(one, two, strict=True):
         assert abs(a["eval_loss"] - b["eval_loss"]) < 1e-4, (a, b)
+
+
+def test_toy_recipe_is_the_course_recipe():
+    model_config, train_config = toy_recipe(vocab_size=211, max_position=22)
+    assert (model_config.vocab_size, model_config.max_position) == (211, 22)
+    assert model_config.dropout == model_config.attention_dropout == 0.0
+    assert train_config.steps == 1400
+    assert train_config.rate > 0.15  # more targets per step than BERT's
+    model_config, train_config = toy_recipe(211, 22, steps=3000, seed=2, hidden_size=32,
+                                            batch_size=16)
+    assert (train_config.steps, train_config.seed, train_config.batch_size) == (3000, 2, 16)
+    assert model_config.hidden_size == 32
+    with pytest.raises(TypeError, match="no setting hiden_size"):
+        toy_recipe(211, 22, hiden_size=64)
+
+
+def test_toy_recipe_trains(toy):
+    data, _ = toy
+    model_config, train_config = toy_recipe(
+        data.vocab_size, data.rows.input_ids.shape[1], steps=3, hidden_size=32, num_layers=1,
+        num_heads=2, intermediate_size=128, batch_size=32, warmup=1, eval_every=3, quiet=True)
+    history = Trainer(model_config, data, train_config).fit()
+    assert [h["step"] for h in history] == [0, 3]
+    assert history[-1]["eval_loss"] < history[0]["eval_loss"]

@@ -1,0 +1,75 @@
+"""mlmlib.exercises._common - what every checker shares: the verdict and the number checks.
+
+Does: define :class:`~mlmlib.exercises.Verdict`, the right and wrong verdicts, reading a
+reader's answer as one number, and the check of a numeric answer against its reference and
+the usual mistakes.
+
+Does not: check any exercise itself - the part modules (walkthrough, worked, training) do.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+class Verdict:
+    """A checker's answer: true when right; its text is the message a reader sees."""
+
+    def __init__(self, passed: bool, message: str):
+        self.passed = bool(passed)
+        self.message = message
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __repr__(self) -> str:
+        return self.message
+
+    __str__ = __repr__
+
+
+def _yes(message: str) -> Verdict:
+    return Verdict(True, message)
+
+
+def _no(message: str) -> Verdict:
+    return Verdict(False, message)
+
+
+def _as_number(value) -> float | None:
+    """``value`` as a float, or None when it is not a single number."""
+    if isinstance(value, bool | str | bytes) or value is None:
+        return None
+    try:
+        arr = np.asarray(value.detach() if hasattr(value, "detach") else value, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    return float(arr) if arr.size == 1 else None
+
+
+def _close(a: float, b: float, tol: float = 1e-6) -> bool:
+    return math.isclose(a, b, rel_tol=tol, abs_tol=tol)
+
+
+FOUR_DECIMALS = 5e-5 + 1e-9  # a number typed to 4 decimals is within this of the truth
+
+
+def _verdict_for_number(answer: float, expected: float, mistakes: dict[str, float],
+                        tol: float = 1e-6) -> str:
+    for hint, value in mistakes.items():
+        if abs(answer - value) <= tol or _close(answer, value):
+            return f"Not yet: {answer:.4f} - {hint}."
+    return f"Not yet: {answer:.4f} is not {expected:.4f}."
+
+
+def _check_number(answer, expected: float, mistakes: dict[str, float], what: str,
+                  tol: float = FOUR_DECIMALS) -> Verdict:
+    """The verdict for a numeric answer: right (within ``tol``), a known mistake, or wrong."""
+    value = _as_number(answer)
+    if value is None:
+        return _no(f"Not answered yet: expected one number, got {type(answer).__name__}.")
+    if abs(value - expected) <= tol:
+        return _yes(f"Correct: {value:.4f} matches {what} = {expected:.4f}.")
+    return _no(_verdict_for_number(value, expected, mistakes, tol))

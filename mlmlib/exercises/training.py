@@ -1,0 +1,91 @@
+"""mlmlib.exercises.training - the checkers of the training chapters (training 1-3).
+
+Does: count the weights of a BERT masked-LM model and check a reader's count (training 1),
+check a prediction, "higher" or "lower", against a measurement (training 2), and check the
+perplexity that goes with a loss (training 3).
+
+Does not: train or measure anything - the chapters pass their measured numbers in - or check
+the walkthrough's and the worked examples' exercises.
+"""
+
+from __future__ import annotations
+
+import math
+
+from mlmlib.exercises._common import Verdict, _as_number, _check_number, _no, _yes
+
+
+def bert_parameter_count(vocab_size: int, hidden: int, layers: int, intermediate: int,
+                         max_position: int, type_vocab: int = 2) -> int:
+    """The number of weights in a BERT masked-LM model (tied decoder, no pooler)."""
+    d, i = hidden, intermediate
+    embeddings = (vocab_size + max_position + type_vocab) * d + 2 * d  # + LayerNorm
+    block = (3 * d * d + 3 * d) + (d * d + d) + 2 * d + (d * i + i) + (i * d + d) + 2 * d
+    head = (d * d + d) + 2 * d + vocab_size  # dense, LayerNorm, the bias b_v
+    return embeddings + layers * block + head
+
+
+def check_parameter_count(answer, vocab_size: int, hidden: int, layers: int,
+                          intermediate: int, max_position: int) -> Verdict:
+    """Check a number: how many weights a BERT masked-LM model of this shape has."""
+    expected = bert_parameter_count(vocab_size, hidden, layers, intermediate, max_position)
+    value = _as_number(answer)
+    if value is None:
+        return _no(f"Not answered yet: expected one number, got {type(answer).__name__}.")
+    if value == expected:
+        return _yes(f"Correct: {expected:,} weights.")
+    d, i = hidden, intermediate
+    biases = (layers * (3 * d + d + i + d) + d)
+    mistakes = {
+        vocab_size * d: "the decoder shares its weights with the word embeddings (tied): "
+                        "count them once",
+        -biases: "every dense layer has a bias as well as weights",
+        -(max_position * d): "the position embeddings have max_position x hidden weights too",
+        -layers * 4 * d: "each block has two LayerNorms, each with a weight and a bias per "
+                         "dimension",
+        -vocab_size: "the head adds one bias b_v per word",
+    }
+    for delta, hint in mistakes.items():
+        if value == expected + delta:
+            return _no(f"Not yet: {value:,.0f} - {hint}.")
+    return _no(f"Not yet: {value:,.0f} is not {expected:,}.")
+
+
+def check_direction(answer, before: float, after: float, what: str = "the eval loss") -> Verdict:
+    """Check a prediction, "higher" or "lower", against two measured values."""
+    if not isinstance(answer, str) or answer.strip().lower() not in ("higher", "lower"):
+        return _no('Not answered yet: predict "higher" or "lower".')
+    measured = "higher" if after > before else "lower"
+    if answer.strip().lower() == measured:  # (no numbers here: they depend on the hardware)
+        return _yes(f"Your prediction matches: {what} came out {measured}.")
+    return _no(f"The measurement disagrees: {what} came out {measured}. Why might that be?")
+
+
+def check_perplexity(answer, loss: float) -> Verdict:
+    """Check a number: the perplexity that goes with a mean MLM loss (natural log)."""
+    expected = math.exp(loss)
+    mistakes = {
+        "that is 2 to the power of the loss; the loss uses the natural log, so take e to it":
+            2.0**loss,
+        "that is 10 to the power of the loss; the loss uses the natural log, so take e to it":
+            10.0**loss,
+        "that is the loss itself; the perplexity is e to the power of the loss": loss,
+        "that is e to the power of minus the loss, a probability; the perplexity is e^loss":
+            math.exp(-loss),
+    }
+    return _check_number(answer, expected, mistakes, "exp(loss)", tol=max(5e-3, 1e-4 * expected))
+
+
+def check_excess_loss(answer, loss: float, floor: float) -> Verdict:
+    """Check a number: how many nats a model's mean loss lies above the exact floor."""
+    expected = loss - floor
+    mistakes = {
+        "that is the ratio loss / floor; the question asks for the difference in nats":
+            loss / floor,
+        "that is the gap as a fraction of the floor; the question asks for nats": expected / floor,
+        "that is the gap in percent of the floor; the question asks for nats":
+            100 * expected / floor,
+        "the sign is flipped: the model's loss is above the floor, so the difference is "
+        "positive": -expected,
+    }
+    return _check_number(answer, expected, mistakes, "eval loss - floor")

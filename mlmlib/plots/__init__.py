@@ -1,0 +1,68 @@
+"""mlmlib.plots - the course's figures, drawn from numbers the chapters compute.
+
+Does: draw each picture of the course with matplotlib's object API (no global pyplot state),
+so a figure appears once in a notebook and renders the same on the static site. Every
+function takes ``ax=None`` (make a new figure) or the axes to draw on, and returns the figure.
+Colours come from the Okabe-Ito palette, which stays distinguishable for colour-blind
+readers, and the true word is marked by a hatch as well as by colour.
+
+Does not: compute anything the loss depends on - it calls :mod:`mlmlib.loss` for that - and
+it is never imported by the core modules.
+
+One module per part of the book; every name is importable from ``mlmlib.plots`` itself:
+
+* :mod:`mlmlib.plots.walkthrough` - the walkthrough, Steps 1-7 and the summary (the worked
+  examples reuse most of these figures).
+* :mod:`mlmlib.plots.worked` - the figures that first appear in the worked examples.
+* :mod:`mlmlib.plots.training` - the training chapters.
+* :mod:`mlmlib.plots.lab` - the exact lab: results over seeds, calibration, joint tables.
+* ``mlmlib.plots._common`` - the colours, the font size and the axes helpers they share.
+
+>>> from mlmlib.plots import softmax_stages
+>>> fig = softmax_stages([1, 2, 0, 1], ["the", "cat", "sat", "mat"], truth="cat")
+>>> fig.axes[0].get_title(loc="left")
+'1. raw scores $s_v$'
+"""
+
+from mlmlib.plots._common import FONT_SIZE, OKABE_ITO, OTHER_COLOUR, TRUTH_COLOUR
+from mlmlib.plots.lab import joint_and_product, lines_with_spread, reliability_diagram
+from mlmlib.plots.training import attention_bars, top_words, training_curve
+from mlmlib.plots.walkthrough import (
+    PIPELINE,
+    edge_cases,
+    loss_tower,
+    neg_log_curve,
+    pipeline,
+    probability_dial,
+    reads_and_answers,
+    slot_loss_of,
+    slots_and_tower,
+    softmax_stages,
+    token_row,
+)
+from mlmlib.plots.worked import grouped_bars
+
+__all__ = [
+    "FONT_SIZE",
+    "OKABE_ITO",
+    "OTHER_COLOUR",
+    "PIPELINE",
+    "TRUTH_COLOUR",
+    "attention_bars",
+    "edge_cases",
+    "grouped_bars",
+    "joint_and_product",
+    "lines_with_spread",
+    "loss_tower",
+    "neg_log_curve",
+    "pipeline",
+    "probability_dial",
+    "reads_and_answers",
+    "reliability_diagram",
+    "slot_loss_of",
+    "slots_and_tower",
+    "softmax_stages",
+    "token_row",
+    "top_words",
+    "training_curve",
+]

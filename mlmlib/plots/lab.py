@@ -1,0 +1,122 @@
+"""mlmlib.plots.lab - the figures of the exact lab (training_4_exact_lab): results over seeds.
+
+Does: draw measurements that come as a mean with a spread over seeds (a line with a shaded
+min-max band), a reliability diagram of a model's probabilities against the exact ones, and a
+pair of heat maps comparing a joint distribution with the product of its marginals. As
+everywhere in :mod:`mlmlib.plots`, each function takes ``ax=None`` and returns the figure.
+
+Does not: train or compute any probability; the chapter passes in the numbers.
+
+>>> fig = lines_with_spread([0.1, 0.5], {"trained": ([2.3, 2.4], [2.2, 2.3], [2.4, 2.5])},
+...                         xlabel="masking rate", ylabel="loss")
+>>> fig.axes[0].get_xlabel()
+'masking rate'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from mlmlib.plots._common import FONT_SIZE, OKABE_ITO, _axes, _single_axes
+
+_COLOURS = [OKABE_ITO[c] for c in ("blue", "vermillion", "green", "orange", "purple", "sky")]
+_MARKERS = ["o", "s", "^", "D", "v", "P"]
+_STYLES = ["-", "--", "-.", ":", "-", "--"]
+
+
+def _tidy(ax, xlabel: str, ylabel: str, title: str | None) -> None:
+    ax.set_xlabel(xlabel, fontsize=FONT_SIZE)
+    ax.set_ylabel(ylabel, fontsize=FONT_SIZE)
+    ax.tick_params(labelsize=FONT_SIZE - 1)
+    ax.spines[["top", "right"]].set_visible(False)
+    if title:
+        ax.set_title(title, fontsize=FONT_SIZE, loc="left")
+
+
+def lines_with_spread(x: Sequence[float], series: dict[str, tuple], xlabel: str = "",
+                      ylabel: str = "", title: str | None = None, log_x: bool = False,
+                      lines: dict[str, float] | None = None, ax=None) -> Figure:
+    """One line per series through its means, with its min-max band over seeds shaded.
+
+    Args:
+        x: the values on the horizontal axis.
+        series: ``name -> (mean, low, high)``, three sequences as long as ``x``; a series
+            without spread (an exact number) passes ``low = high = mean``.
+        lines: ``name -> value`` drawn as dotted horizontal lines (a landmark such as
+            ``log |V|``).
+        log_x: a logarithmic horizontal axis.
+    """
+    fig, ax = _single_axes(ax, (6.4, 4.2))
+    for k, (name, (mean, low, high)) in enumerate(series.items()):
+        if not len(mean) == len(low) == len(high) == len(x):
+            raise ValueError(f"series {name!r} needs {len(x)} means, lows and highs")
+        colour = _COLOURS[k % len(_COLOURS)]
+        ax.plot(x, mean, linestyle=_STYLES[k % 6], marker=_MARKERS[k % 6], color=colour,
+                linewidth=2, label=name)
+        if not np.allclose(low, high):
+            ax.fill_between(x, low, high, color=colour, alpha=0.2, linewidth=0)
+    for name, value in (lines or {}).items():
+        ax.axhline(value, linestyle=":", color=OKABE_ITO["black"], linewidth=1.4)
+        ax.annotate(f"{name} ({value:.3f})", (0.01, value), xycoords=("axes fraction", "data"),
+                    xytext=(0, 3), textcoords="offset points", fontsize=FONT_SIZE - 2)
+    if log_x:
+        ax.set_xscale("log")
+    ax.legend(fontsize=FONT_SIZE - 2, frameon=False)
+    _tidy(ax, xlabel, ylabel, title)
+    return fig
+
+
+def reliability_diagram(model_mean: Sequence[float], exact_mean: Sequence[float],
+                        counts: Sequence[int], title: str | None = None, ax=None) -> Figure:
+    """Calibration against the truth: per bin of the model's probability, the exact one.
+
+    Each point is one bin of (slot, word) pairs: across, the mean probability the model gave;
+    up, the mean probability the exact posterior gives the same pairs. On the diagonal the
+    model means what it says; below it, the model is over-confident. Point areas grow with
+    the bin's count; both axes are logarithmic, because most pairs have tiny probabilities.
+    """
+    model_mean, exact_mean = np.asarray(model_mean, float), np.asarray(exact_mean, float)
+    counts = np.asarray(counts, float)
+    if not len(model_mean) == len(exact_mean) == len(counts):
+        raise ValueError("model_mean, exact_mean and counts must have one value per bin")
+    fig, ax = _single_axes(ax, (5.0, 4.6))
+    keep = (counts > 0) & (model_mean > 0) & (exact_mean > 0)
+    low = min(model_mean[keep].min(), exact_mean[keep].min()) / 2
+    ax.plot([low, 1], [low, 1], linestyle="--", color=OKABE_ITO["black"], linewidth=1,
+            label="perfectly calibrated")
+    sizes = 20 + 200 * np.sqrt(counts[keep] / counts[keep].max())
+    ax.scatter(model_mean[keep], exact_mean[keep], s=sizes, color=OKABE_ITO["blue"],
+               edgecolor="black", linewidth=0.6, zorder=3, label="bins (area: count)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.legend(fontsize=FONT_SIZE - 2, frameon=False, loc="upper left")
+    _tidy(ax, "model's probability (bin mean)", "exact probability (same pairs)", title)
+    return fig
+
+
+def joint_and_product(rows: Sequence[str], cols: Sequence[str], joint, product,
+                      row_label: str = "", col_label: str = "", ax=None) -> Figure:
+    """Two heat maps, one above the other: a joint table of two blanks and the product of its
+    marginals (what scoring the blanks independently assumes), with the same colour scale."""
+    joint, product = np.asarray(joint, float), np.asarray(product, float)
+    if joint.shape != (len(rows), len(cols)) or product.shape != joint.shape:
+        raise ValueError(f"both tables must be {len(rows)} x {len(cols)}")
+    fig, axes = _axes(ax, 2, (6.4, 7.2))
+    top = max(joint.max(), product.max())
+    for a, table, name in zip(axes, (joint, product), ("joint  P(a, b)",
+                                                          "product  P(a) P(b)"), strict=True):
+        image = a.imshow(table, cmap="cividis", vmin=0, vmax=top, aspect="auto")
+        for (r, c), value in np.ndenumerate(table):
+            a.text(c, r, f"{value:.3f}", ha="center", va="center", fontsize=FONT_SIZE - 3,
+                   color="white" if value < top / 2 else "black")
+        a.set_yticks(range(len(rows)), list(rows), fontsize=FONT_SIZE - 1)
+        a.set_xticks(range(len(cols)), list(cols), fontsize=FONT_SIZE - 1, rotation=30)
+        a.tick_params(labelbottom=True)
+        a.set_ylabel(row_label, fontsize=FONT_SIZE)
+        a.set_title(name, fontsize=FONT_SIZE, loc="left")
+    axes[-1].set_xlabel(col_label, fontsize=FONT_SIZE)
+    fig.colorbar(image, ax=axes, shrink=0.8, label="probability")
+    return fig

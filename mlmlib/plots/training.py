@@ -1,0 +1,79 @@
+"""mlmlib.plots.training - the figures of the training chapters (training 1-3).
+
+Does: draw the most likely words for a masked slot (training 1 and 2), the eval loss against
+the training steps with its baselines (training 2 and 3), and how much one position attends
+to every other (training 2).
+
+Does not: train or evaluate anything - :mod:`mlmlib.train` does, and the chapters pass its
+numbers in - or draw the walkthrough's and the worked examples' figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from mlmlib.plots._common import FONT_SIZE, OKABE_ITO, OTHER_COLOUR, TRUTH_COLOUR, _single_axes
+
+
+def top_words(words: Sequence[str], probs: Sequence[float], truth: str | None = None,
+              title: str | None = None, ax=None) -> Figure:
+    """Horizontal bars of the most likely words, the most likely on top; the truth hatched."""
+    if len(words) != len(probs):
+        raise ValueError(f"{len(words)} words but {len(probs)} probabilities")
+    fig, ax = _single_axes(ax, (5.2, 0.45 * len(words) + 1.2))
+    y = np.arange(len(words))[::-1]
+    colours = [TRUTH_COLOUR if w == truth else OTHER_COLOUR for w in words]
+    bars = ax.barh(y, probs, color=colours, edgecolor="black", linewidth=0.6)
+    for bar, w in zip(bars, words, strict=True):
+        if w == truth:
+            bar.set_hatch("//")
+    ax.bar_label(bars, labels=[f"{p:.3f}" for p in probs], padding=3, fontsize=FONT_SIZE - 1)
+    ax.set_yticks(y, list(words), fontsize=FONT_SIZE)
+    ax.set_xlabel("probability", fontsize=FONT_SIZE)
+    ax.set_xlim(0, max(probs) * 1.25 if len(probs) else 1)
+    ax.spines[["top", "right"]].set_visible(False)
+    if title:
+        ax.set_title(title, fontsize=FONT_SIZE, loc="left")
+    return fig
+
+
+def training_curve(history: Sequence[dict], baselines: dict[str, float] | None = None,
+                   ax=None) -> Figure:
+    """Eval loss against training steps, with horizontal lines for the baselines."""
+    if not history:
+        raise ValueError("the history is empty: train for at least one evaluation")
+    fig, ax = _single_axes(ax, (6.0, 4.0))
+    steps = [h["step"] for h in history]
+    ax.plot(steps, [h["eval_loss"] for h in history], "o-", color=OTHER_COLOUR, linewidth=2,
+            label="mini BERT, eval loss")
+    styles = ["--", ":", "-."]
+    colours = [OKABE_ITO["orange"], OKABE_ITO["green"], TRUTH_COLOUR]
+    for k, (name, value) in enumerate((baselines or {}).items()):
+        ax.axhline(value, linestyle=styles[k % 3], color=colours[k % 3], linewidth=1.8,
+                   label=f"{name} ({value:.3f})")
+    ax.set_xlabel("training step", fontsize=FONT_SIZE)
+    ax.set_ylabel("eval MLM loss (mean $-\\log P$)", fontsize=FONT_SIZE)
+    ax.tick_params(labelsize=FONT_SIZE)
+    ax.legend(fontsize=FONT_SIZE - 2, frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    return fig
+
+
+def attention_bars(tokens: Sequence[str], weights: Sequence[float], query: int,
+                   ax=None) -> Figure:
+    """How much one position (the query, hatched) attends to every position of the sentence."""
+    if len(tokens) != len(weights):
+        raise ValueError(f"{len(tokens)} tokens but {len(weights)} weights")
+    fig, ax = _single_axes(ax, (max(4.5, 0.75 * len(tokens)), 3.4))
+    colours = [TRUTH_COLOUR if i == query else OTHER_COLOUR for i in range(len(tokens))]
+    bars = ax.bar(range(len(tokens)), weights, color=colours, edgecolor="black", linewidth=0.6)
+    bars[query].set_hatch("//")
+    ax.set_xticks(range(len(tokens)), list(tokens), rotation=45, ha="right",
+                  fontsize=FONT_SIZE - 1)
+    ax.set_ylabel("attention weight", fontsize=FONT_SIZE)
+    ax.tick_params(labelsize=FONT_SIZE - 1)
+    ax.spines[["top", "right"]].set_visible(False)
+    return fig

@@ -1,0 +1,345 @@
+"""mlmlib.plots.walkthrough - the figures of the walkthrough, Steps 1-7 and its summary.
+
+Does: draw, step by step, the sentence with its masked slots (Step 1), what the model reads
+and must produce (Step 2), a probability dial (Step 3), softmax's three stages (Step 4), the
+curve ``-log p`` (Step 5), the slots' losses stacked into one tower (Step 6), the edge cases
+(Step 7) and the whole loss as one pipeline (the summary). The worked examples draw with most
+of these again.
+
+Does not: draw the figures that first appear in the worked examples (:mod:`mlmlib.plots.worked`)
+or in the training chapters (:mod:`mlmlib.plots.training`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyBboxPatch
+
+from mlmlib.loss import softmax
+from mlmlib.plots._common import (
+    FONT_SIZE,
+    OKABE_ITO,
+    OTHER_COLOUR,
+    TRUTH_COLOUR,
+    _axes,
+    _single_axes,
+)
+
+
+def token_row(tokens: Sequence[str], highlight: Sequence[int] = (),
+              notes: dict[int, str] | None = None, title: str | None = None,
+              covered: Sequence[int] = (), ax=None) -> Figure:
+    """A sentence as a row of boxes; highlighted boxes hatched in vermillion, notes beneath.
+
+    Args:
+        tokens: the words to draw, left to right.
+        highlight: positions (from 0) to mark, e.g. the masked or corrupted ones.
+        notes: text to write under a box, e.g. ``{1: "label: cat"}``.
+        title: a line above the row.
+        covered: positions whose word is hidden: drawn as a dark box with a "?".
+    """
+    notes = notes or {}
+    for i in [*highlight, *notes, *covered]:
+        if not 0 <= i < len(tokens):
+            raise ValueError(f"position {i} is outside the {len(tokens)}-token row")
+    fig, ax = _single_axes(ax, (max(4.0, 1.05 * len(tokens)), 1.9 if notes else 1.4))
+    for i, tok in enumerate(tokens):
+        marked = i in highlight
+        ax.add_patch(_box(i, marked))
+        if i in covered:
+            ax.add_patch(FancyBboxPatch((i + 0.12, 0.12), 0.76, 0.76, boxstyle="round,pad=0.02",
+                                        facecolor="#4D4D4D", edgecolor="black"))
+            ax.text(i + 0.5, 0.5, "?", ha="center", va="center", fontsize=FONT_SIZE + 2,
+                    color="white", fontweight="bold")
+            continue
+        ax.text(i + 0.5, 0.5, tok, ha="center", va="center", fontsize=FONT_SIZE,
+                fontweight="bold" if marked else "normal")
+        if i in notes:
+            ax.text(i + 0.5, -0.35, notes[i], ha="center", va="center", fontsize=FONT_SIZE - 1,
+                    color=TRUTH_COLOUR)
+    ax.set_xlim(-0.1, len(tokens) + 0.1)
+    ax.set_ylim(-0.6 if notes else -0.1, 1.1)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    if title:
+        ax.set_title(title, fontsize=FONT_SIZE, loc="left")
+    return fig
+
+
+def _box(i: int, marked: bool) -> FancyBboxPatch:
+    return FancyBboxPatch((i + 0.06, 0.06), 0.88, 0.88, boxstyle="round,pad=0.02",
+                          facecolor="#FBE3D6" if marked else "#E8F1F8",
+                          edgecolor=TRUTH_COLOUR if marked else OTHER_COLOUR,
+                          hatch="//" if marked else None, linewidth=1.6 if marked else 1.0)
+
+
+def reads_and_answers(tokens: Sequence[str], positions: Sequence[int],
+                      mask_token: str = "[MASK]", ax=None) -> Figure:
+    """Two rows: what the model reads (masked slots greyed out) and what it must produce.
+
+    Positions count from 0; the picture labels them from 1, as the formulas do.
+    """
+    positions = sorted(set(positions))
+    for i in positions:
+        if not 0 <= i < len(tokens):
+            raise ValueError(f"cannot mask position {i} in a {len(tokens)}-token sentence")
+    if ax is None:
+        fig = Figure(figsize=(max(4.0, 1.05 * len(tokens)), 3.4), layout="constrained")
+        top, bottom = fig.subplots(2, 1)
+    else:
+        top, bottom = list(np.atleast_1d(ax))
+        fig = top.figure
+    reads = [mask_token if i in positions else t for i, t in enumerate(tokens)]
+    token_row(reads, covered=positions, ax=top,
+              title="the model reads  $\\mathbf{x}_{\\setminus M}$")
+    answers = [t if i in positions else "" for i, t in enumerate(tokens)]
+    token_row(answers, highlight=positions,
+              notes={i: f"$x_{{{i + 1}}}$" for i in positions}, ax=bottom,
+              title="it must produce the hidden words  $x_i$, $i \\in M$")
+    top.set_ylim(bottom.get_ylim())  # the same scale, so the two rows line up
+    return fig
+
+
+def probability_dial(p: float, label: str = "P(truth)", ax=None) -> Figure:
+    """A half-circle dial from 0 to 1 with the needle at ``p``."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"a probability must lie in [0, 1], got {p}")
+    fig, ax = _single_axes(ax, (3.6, 2.3))
+    angles = np.linspace(np.pi, 0, 200)
+    for lo, hi, colour in [(0, 0.5, OKABE_ITO["vermillion"]), (0.5, 0.8, OKABE_ITO["yellow"]),
+                           (0.8, 1.0, OKABE_ITO["green"])]:
+        seg = angles[int(lo * 199):int(hi * 199) + 1]
+        ax.plot(np.cos(seg), np.sin(seg), color=colour, linewidth=10, solid_capstyle="butt")
+    for tick in (0, 0.25, 0.5, 0.75, 1):
+        a = np.pi * (1 - tick)
+        ax.text(1.22 * np.cos(a), 1.22 * np.sin(a), f"{tick:g}", ha="center", va="center",
+                fontsize=FONT_SIZE - 2)
+    a = np.pi * (1 - p)
+    ax.annotate("", xy=(0.85 * np.cos(a), 0.85 * np.sin(a)), xytext=(0, 0),
+                arrowprops={"arrowstyle": "-|>", "color": "black", "linewidth": 2})
+    ax.plot(0, 0, "o", color="black", markersize=6)
+    ax.text(0, -0.28, f"{label} = {p:.4f}", ha="center", va="center", fontsize=FONT_SIZE)
+    ax.set_xlim(-1.4, 1.4)
+    ax.set_ylim(-0.45, 1.4)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    return fig
+
+
+def _bars(ax, words, values, truth_index, fmt, ylabel):
+    colours = [TRUTH_COLOUR if i == truth_index else OTHER_COLOUR for i in range(len(words))]
+    bars = ax.bar(words, values, color=colours, edgecolor="black", linewidth=0.6)
+    if truth_index is not None:
+        bars[truth_index].set_hatch("//")
+    ax.bar_label(bars, labels=[fmt.format(v) for v in values], fontsize=FONT_SIZE - 1,
+                 padding=2)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_ylabel(ylabel, fontsize=FONT_SIZE)
+    ax.tick_params(labelsize=FONT_SIZE)
+    low, high = min(0.0, float(np.min(values))), max(0.0, float(np.max(values)))
+    pad = 0.25 * (high - low or 1.0)
+    ax.set_ylim(low - (pad if low < 0 else 0), high + pad)
+    ax.spines[["top", "right"]].set_visible(False)
+
+
+def softmax_stages(scores: Sequence[float], words: Sequence[str], truth: str | None = None,
+                   ax=None) -> Figure:
+    """Three stacked bar charts: raw scores -> exp(score) -> probability, truth highlighted.
+
+    Args:
+        scores: one raw score per word (any real numbers).
+        words: the vocabulary, in the order of ``scores``.
+        truth: the true word, drawn hatched in vermillion; None highlights nothing.
+        ax: three axes to draw on, or None for a new figure.
+    """
+    scores = np.asarray(scores, dtype=float)
+    if len(words) != len(scores):
+        raise ValueError(f"{len(words)} words but {len(scores)} scores")
+    if truth is not None and truth not in words:
+        raise ValueError(f"the true word {truth!r} is not among {list(words)}")
+    truth_index = None if truth is None else list(words).index(truth)
+    fig, (a1, a2, a3) = _axes(ax, 3, (5.6, 7.0))
+    weights = np.exp(scores)  # the figure is for teaching-sized scores; softmax() is the stable one
+    probs = softmax(scores)
+    _bars(a1, words, scores, truth_index, "{:g}", "score")
+    _bars(a2, words, weights, truth_index, "{:.4f}", "exp(score)")
+    _bars(a3, words, probs, truth_index, "{:.4f}", "probability")
+    a1.set_title("1. raw scores $s_v$", fontsize=FONT_SIZE, loc="left")
+    a2.set_title(f"2. exponentiate: every weight positive (total Z = {weights.sum():.4f})",
+                 fontsize=FONT_SIZE, loc="left")
+    a3.set_title("3. divide by Z: probabilities that sum to 1", fontsize=FONT_SIZE, loc="left")
+    a3.set_xlabel("word $v$ of the vocabulary" + ("" if truth is None else
+                  f"  (hatched: the true word, {truth!r})"), fontsize=FONT_SIZE)
+    return fig
+
+
+def neg_log_curve(points: dict[str, float] | None = None, log_x: bool = False,
+                  p_min: float = 1e-3, ax=None) -> Figure:
+    """The curve ``y = -log p`` for ``p`` in ``(0, 1]``, with named points marked on it.
+
+    Args:
+        points: ``{label: p}``; each is drawn at ``(p, -log p)`` and labelled.
+        log_x: put ``p`` on a logarithmic axis, so tiny probabilities (1/30000) are visible.
+        p_min: the left end of the curve.
+    """
+    points = points or {}
+    for name, p in points.items():
+        if not 0 < p <= 1:
+            raise ValueError(f"point {name!r}: p must lie in (0, 1], got {p}")
+    fig, ax = _single_axes(ax, (6.0, 4.0))
+    low = min([p_min, *points.values()])
+    p = np.geomspace(low, 1, 400) if log_x else np.linspace(low, 1, 400)
+    ax.plot(p, -np.log(p), color=OTHER_COLOUR, linewidth=2.2, label=r"$-\log p$")
+    for name, value in points.items():
+        y = 0.0 - np.log(value)  # 0.0 - x: -log 1 shows as 0, not -0
+        ax.plot(value, y, "o", color=TRUTH_COLOUR, markersize=7, zorder=3)
+        right_edge = value > 0.8  # near p = 1: name to the left, inside the axes
+        ax.annotate(name, (value, y), textcoords="offset points",
+                    xytext=(-8, 8) if right_edge else (8, 8), ha="right" if right_edge else "left",
+                    fontsize=FONT_SIZE - 1, fontweight="bold")
+    if points:  # the values in one block, where the curve leaves the upper right empty
+        lines = [f"{name}: $-\\log p$ = {0.0 - np.log(v):.4f}" for name, v in points.items()]
+        ax.text(0.98, 0.97, "\n".join(lines), transform=ax.transAxes, ha="right", va="top",
+                fontsize=FONT_SIZE - 2)
+    if log_x:
+        ax.set_xscale("log")
+    ax.set_xlabel("p, the probability given to the true word", fontsize=FONT_SIZE)
+    ax.set_ylabel("loss  $-\\log p$", fontsize=FONT_SIZE)
+    ax.tick_params(labelsize=FONT_SIZE)
+    ax.set_ylim(bottom=0)
+    ax.spines[["top", "right"]].set_visible(False)
+    return fig
+
+
+def loss_tower(parts: dict[str, float], title: str | None = None, ax=None) -> Figure:
+    """One stacked bar: each part (a masked slot, or NSP) a block, the total on top."""
+    if not parts:
+        raise ValueError("loss_tower needs at least one part")
+    if any(v < 0 for v in parts.values()):
+        raise ValueError("a loss cannot be negative")
+    colours = [OKABE_ITO[c] for c in ("blue", "orange", "green", "purple", "sky", "yellow")]
+    hatches = [None, "//", "..", "xx", "\\\\", "--"]
+    fig, ax = _single_axes(ax, (4.2, 4.6))
+    bottom = 0.0
+    for k, (name, value) in enumerate(parts.items()):
+        ax.bar(0, value, 0.6, bottom=bottom, color=colours[k % 6], hatch=hatches[k % 6],
+               edgecolor="black", linewidth=0.6)
+        ax.text(0.36, bottom + value / 2, f"{name}: {value:.4f}", va="center",
+                fontsize=FONT_SIZE - 1)
+        bottom += value
+    ax.text(0, bottom * 1.02, f"total {bottom:.4f}", ha="center", va="bottom",
+            fontsize=FONT_SIZE, fontweight="bold")
+    ax.set_xlim(-0.5, 1.9)
+    ax.set_ylim(0, bottom * 1.15)
+    ax.set_xticks([])
+    ax.set_ylabel("loss (sum of $-\\log p$)", fontsize=FONT_SIZE)
+    ax.tick_params(labelsize=FONT_SIZE)
+    ax.spines[["top", "right", "bottom"]].set_visible(False)
+    if title:
+        ax.set_title(title, fontsize=FONT_SIZE, loc="left")
+    return fig
+
+
+def slots_and_tower(probs: dict[str, float], ax=None) -> Figure:
+    """One dial per masked slot on top, and their losses stacked into one tower below."""
+    if not probs:
+        raise ValueError("slots_and_tower needs at least one slot")
+    if ax is None:
+        fig = Figure(figsize=(max(4.5, 2.4 * len(probs)), 6.4), layout="constrained")
+        grid = fig.add_gridspec(2, len(probs), height_ratios=[1, 2.2])
+        dials = [fig.add_subplot(grid[0, k]) for k in range(len(probs))]
+        tower = fig.add_subplot(grid[1, :])
+    else:
+        *dials, tower = list(np.atleast_1d(ax))
+        fig = tower.figure
+        if len(dials) != len(probs):
+            raise ValueError(f"this figure needs {len(probs) + 1} axes, got {len(dials) + 1}")
+    for dial, (name, p) in zip(dials, probs.items(), strict=True):
+        probability_dial(p, label=name, ax=dial)
+    loss_tower({name: 0.0 - float(np.log(p)) for name, p in probs.items()}, ax=tower)
+    return fig
+
+
+def edge_cases(ax=None) -> Figure:
+    """Step 7's four panels: empty M, perfect, catastrophic, and corrupted slots in the sum."""
+    if ax is None:
+        fig = Figure(figsize=(7.0, 6.2), layout="constrained")
+        axes = list(fig.subplots(2, 2).ravel())
+    else:
+        axes = list(np.atleast_1d(ax).ravel())
+        fig = axes[0].figure
+    if len(axes) != 4:
+        raise ValueError(f"this figure needs 4 axes, got {len(axes)}")
+    a, b, c, d = axes
+    for axis, text in [(a, "no masked slot:\nthe empty sum is 0"),
+                       (b, "every slot: $-\\log 1 = 0$\n0 + 0 = 0")]:
+        axis.axhline(0, color=TRUTH_COLOUR, linewidth=4)
+        axis.text(0.5, 0.55, text, ha="center", va="center", fontsize=FONT_SIZE,
+                  transform=axis.transAxes)
+        axis.set_ylim(-0.05, 1)
+        axis.set_xticks([])
+    a.set_title("A. M empty: loss = 0", fontsize=FONT_SIZE, loc="left")
+    b.set_title("B. perfect, P = 1: loss = 0", fontsize=FONT_SIZE, loc="left")
+    p = np.geomspace(1e-12, 1, 300)
+    c.plot(p, -np.log(p), color=OTHER_COLOUR, linewidth=2)
+    c.plot(1e-9, -np.log(1e-9), "o", color=TRUTH_COLOUR)
+    c.annotate("one confident\nwrong guess", (1e-9, -np.log(1e-9)), textcoords="offset points",
+               xytext=(12, 0), fontsize=FONT_SIZE - 2, va="center")
+    c.set_xscale("log")
+    c.set_xlabel("P(truth)", fontsize=FONT_SIZE - 1)
+    c.set_title("C. P -> 0: loss -> infinity", fontsize=FONT_SIZE, loc="left")
+    parts = {"[MASK]": slot_loss_of([1.0, 2.0, 0.0, 1.0], 1),
+             "random": slot_loss_of([0.5, 1.5, 2.0, 0.5], 1),
+             "unchanged": slot_loss_of([0.0, 3.0, 0.0, 0.0], 1)}
+    loss_tower(parts, ax=d)
+    d.set_title("D. corrupted slots still count", fontsize=FONT_SIZE, loc="left")
+    for axis in (a, b, c):
+        axis.set_ylabel("loss", fontsize=FONT_SIZE - 1)
+        axis.spines[["top", "right"]].set_visible(False)
+        axis.tick_params(labelsize=FONT_SIZE - 2)
+    return fig
+
+
+def slot_loss_of(scores: Sequence[float], target: int) -> float:
+    """``-log softmax(scores)[target]``, for the pictures (the loss module does the real work)."""
+    return float(0.0 - np.log(softmax(scores)[target]))
+
+
+PIPELINE = (
+    ("hide", "choose M,\ncorrupt x", "masking.mask_tokens"),
+    ("read both sides", "transformer\ngives h_i", "model.MiniBert.encode"),
+    ("score every word", "$s_v = w_v^\\top h_i + b_v$", "model.MiniBert.score"),
+    ("softmax", "scores to\nprobabilities", "loss.softmax"),
+    ("-log the truth", "surprise at\nthe true word", "loss.slot_loss"),
+    ("sum over M", "one number\nfor the sentence", "loss.mlm_loss"),
+)
+
+
+def pipeline(stages: Sequence[tuple[str, str, str]] = PIPELINE, ax=None) -> Figure:
+    """The whole loss as one pipeline: a column of labelled boxes joined by arrows.
+
+    Each stage is ``(name, what it does, the mlmlib function that does it)``. The column runs
+    top to bottom so it stays readable at phone width.
+    """
+    fig, ax = _single_axes(ax, (5.2, 1.25 * len(stages) + 0.3))
+    n = len(stages)
+    for k, (name, what, where) in enumerate(stages):
+        y = n - 1 - k
+        colour = list(OKABE_ITO.values())[1 + k % 7]
+        ax.add_patch(FancyBboxPatch((0.05, y + 0.12), 0.9, 0.76, boxstyle="round,pad=0.02",
+                                    facecolor=colour, alpha=0.35, edgecolor="black"))
+        ax.text(0.08, y + 0.62, f"{k + 1}. {name}", fontsize=FONT_SIZE, fontweight="bold",
+                va="center")
+        ax.text(0.08, y + 0.32, what.replace("\n", " "), fontsize=FONT_SIZE - 2, va="center")
+        ax.text(0.92, y + 0.32, where, fontsize=FONT_SIZE - 2, va="center", ha="right",
+                family="monospace")
+        if k < n - 1:
+            ax.annotate("", xy=(0.5, y + 0.02), xytext=(0.5, y + 0.14),
+                        arrowprops={"arrowstyle": "-|>", "color": "black"})
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-0.05, n)
+    ax.axis("off")
+    return fig
