@@ -28,10 +28,10 @@ def paths(world, length):
     return out
 
 
-def brute_force_posterior(world, words, i, j):
-    """P(x_i = v | visible) with x_j also hidden, summing over all paths and all words at j."""
+def brute_force_joint(world, words, i, j):
+    """P(x_i = a, x_j = b | every other word), by summing over every path of this length."""
     V = world.vocab_size
-    joint = torch.zeros(V, V, dtype=torch.float64)  # (v at i, w at j)
+    joint = torch.zeros(V, V, dtype=torch.float64)
     for path, p in paths(world, len(words)):
         weight = p
         for t, s in enumerate(path):
@@ -39,8 +39,12 @@ def brute_force_posterior(world, words, i, j):
                 weight *= world.emit[s, world.word_id[words[t]]].item()
         if weight:
             joint += weight * torch.outer(world.emit[path[i]], world.emit[path[j]])
-    marginal = joint.sum(1)
-    return marginal / marginal.sum()
+    return joint / joint.sum()
+
+
+def brute_force_posterior(world, words, i, j):
+    """P(x_i = v | visible) with x_j also hidden: the row sums of the brute-force joint."""
+    return brute_force_joint(world, words, i, j).sum(1)
 
 
 @pytest.mark.parametrize(
@@ -102,20 +106,6 @@ def test_bad_input():
 # ---------------------------------------------------------------------- less context, pairs
 
 SHORT = ToyWorld(max_len=7)  # short enough to enumerate every sentence's path
-
-
-def brute_force_joint(world, words, i, j):
-    """P(x_i = a, x_j = b | every other word), by summing over every path of this length."""
-    V = world.vocab_size
-    joint = torch.zeros(V, V, dtype=torch.float64)
-    for path, p in paths(world, len(words)):
-        weight = p
-        for t, s in enumerate(path):
-            if t not in (i, j):
-                weight *= world.emit[s, world.word_id[words[t]]].item()
-        if weight:
-            joint += weight * torch.outer(world.emit[path[i]], world.emit[path[j]])
-    return joint / joint.sum()
 
 
 def brute_force_left(world, words, i):
