@@ -33,7 +33,8 @@ deviation, min and max.
    same over one pair per slot, the model's top word (its confidence against the exact
    probability of that word). For seed 0 the ``WORST`` slots with the largest KL are listed.
 
-    python bench/bench_lab.py                  # the full run (about 15 minutes on 2 cores)
+    python bench/bench_lab.py                  # the full run (estimated 15 minutes on 2 quiet
+                                               # cores; 69 minutes on a shared machine)
     python bench/bench_lab.py --seeds 5        # more seeds; --steps N: steps per training
     python bench/bench_lab.py --smoke          # seconds: tiny settings, writes to a temp dir
 
