@@ -104,7 +104,7 @@ from mlmlib.constants import IGNORE_INDEX  # noqa: E402
 from mlmlib.corpora import Batch, pack_rows  # noqa: E402
 from mlmlib.model import BertConfig  # noqa: E402
 from mlmlib.tokenizer import SPECIAL_TOKENS  # noqa: E402
-from mlmlib.toyworld import ToyWorld  # noqa: E402
+from mlmlib.toyworld import ToyWorld, compare_with_exact  # noqa: E402
 from mlmlib.train import TrainConfig, Trainer, eval_batch, toy_data  # noqa: E402
 
 RATES = [0.05, 0.1, 0.15, 0.3, 0.5, 0.8]
@@ -227,7 +227,7 @@ def calibration(logits: torch.Tensor, exact: torch.Tensor, offset: int):
     """Model against the exact posterior, per slot; returns the record and each slot's KL."""
     full = logits.double().softmax(-1)
     q = full[:, offset:]  # (|M|, world words): the columns of the world's words
-    kl = (torch.xlogy(exact, exact) - torch.xlogy(exact, q)).sum(-1)  # (|M|,)
+    kl = compare_with_exact(exact, q)["kl"]  # (|M|,)
     reliability = bins(q.flatten(), exact.flatten())
     top = q.argmax(-1, keepdim=True)
     record = {"kl": kl.mean().item(), "tv": 0.5 * (exact - q).abs().sum(-1).mean().item(),

@@ -107,6 +107,7 @@ class ToyWorld:
 
     def __init__(self, max_len: int = 20):
         self.max_len = max_len  # longer samples are redrawn (the length is always observed)
+        self._unigram = None  # (max_len, word shares), filled by unigram() on first use
         self.states = [name for name, _ in STATES]
         self.words = sorted({w for ws in LEXICON.values() for w in ws})
         self.word_id = {w: i for i, w in enumerate(self.words)}
@@ -201,6 +202,11 @@ class ToyWorld:
 
     def unigram(self) -> torch.Tensor:
         """(V,): each word's share of all the words the world writes (no context at all)."""
+        if self._unigram is None or self._unigram[0] != self.max_len:  # once per max_len:
+            self._unigram = (self.max_len, self._word_shares())  # every "none" posterior uses it
+        return self._unigram[1].clone()
+
+    def _word_shares(self) -> torch.Tensor:
         p = self.start.clone()  # P(z_t = s, the sentence reaches position t)
         counts = torch.zeros(len(self.states), dtype=torch.float64)
         for t in range(self.max_len):
