@@ -142,7 +142,7 @@ def build(args, data, seed: int) -> dict[str, Trainer]:
                                lr=2e-3, warmup=2 if args.smoke else 100, rate=0.15,
                                mask_prob=0.8, random_prob=0.1, seed=seed, device=args.device,
                                bf16=False, quiet=True)
-    with mock.patch("mlmlib.train.MiniBert", HFMaskedLM):  # the Trainer builds HF's model
+    with mock.patch("mlmlib.train.trainer.MiniBert", HFMaskedLM):  # the Trainer builds HF's model
         theirs = Trainer(hf_config(vocab_size, max_position, args.smoke), data, theirs_train)
     return {"mlmlib": Trainer(ours_model, data, ours_train), "transformers": theirs}
 

@@ -1,5 +1,6 @@
-"""The trainer: it learns, resumes exactly after a real kill, refuses damaged checkpoints,
-and two processes follow the one-process curve."""
+"""The trainer: it learns, resumes exactly after a real kill on any schedule, refuses damaged
+checkpoints and changed settings, stops when the loss diverges, and two processes follow the
+one-process curve. Its bad-input cases are in tests/test_bad_input_train.py."""
 
 import json
 import os
@@ -17,9 +18,12 @@ from mlmlib.model import BertConfig
 from mlmlib.toyworld import ToyWorld
 from mlmlib.train import (
     CheckpointError,
+    DivergedError,
     TrainConfig,
+    TrainData,
     Trainer,
     pick_device,
+    read_checkpoint,
     toy_data,
     toy_recipe,
 )
@@ -70,27 +74,60 @@ def test_training_lowers_the_eval_loss_and_records_a_history(toy):
     assert pick_device("cpu").type == "cpu"
 
 
-def test_resume_after_a_real_kill_is_exact(tmp_path):
-    steps = ["--steps", "80", "--eval-every", "20", "--checkpoint-every", "20"]
+def test_resume_after_a_real_kill_is_exact_between_evaluations(tmp_path):
+    """Checkpoints every 10 steps, evaluations every 20: killed right after step 30 (half-way
+    through an evaluation window), resumed, it ends with the weights and the history of the
+    run that was never stopped, training losses included."""
+    steps = ["--steps", "100", "--eval-every", "20", "--checkpoint-every", "10"]
     run(*steps, out=tmp_path / "whole")
     killed = tmp_path / "killed"
     proc = subprocess.Popen(cli(*steps, out=killed), cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     deadline = time.time() + 240
-    while not (killed / "step-0000040.pt").exists():
+    while not (killed / "step-0000030.pt").exists():
         assert proc.poll() is None and time.time() < deadline, "no checkpoint appeared"
-        time.sleep(0.01)
+        time.sleep(0.005)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert not (killed / "step-0000080.pt").exists(), "the run finished before it was killed"
+    assert not (killed / "step-0000100.pt").exists(), "the run finished before it was killed"
+    for later in killed.glob("step-*.pt"):  # on a busy machine the kill may come late
+        if int(later.stem[5:]) > 30:
+            later.unlink()
+    stopped_at = read_checkpoint(killed / "step-0000030.pt")
+    assert stopped_at["pending_losses"], "no training loss waiting for its evaluation"
     run(*steps, "--resume", out=killed)
-    a = torch.load(tmp_path / "whole" / "step-0000080.pt", weights_only=True)
-    b = torch.load(killed / "step-0000080.pt", weights_only=True)
+    a = read_checkpoint(tmp_path / "whole" / "step-0000100.pt")
+    b = read_checkpoint(killed / "step-0000100.pt")
     for name, tensor in a["model"].items():
         assert torch.equal(tensor, b["model"][name]), name
     history_a = json.loads((tmp_path / "whole" / "history.json").read_text())
     history_b = json.loads((killed / "history.json").read_text())
+    assert [h["step"] for h in history_a] == [0, 20, 40, 60, 80, 100]
     assert without_timing(history_a) == without_timing(history_b)
+
+
+@pytest.mark.parametrize("checkpoint_every,eval_every,resume_from",
+                         [(7, 10, 14), (5, 3, 5), (4, 4, 8), (6, 25, 18)])
+def test_resume_is_exact_on_any_schedule(toy, tmp_path, checkpoint_every, eval_every,
+                                         resume_from):
+    data, model_config = toy
+    config = TrainConfig(steps=24, batch_size=32, warmup=5, eval_every=eval_every,
+                         checkpoint_every=checkpoint_every, keep_checkpoints=10, quiet=True)
+    whole = Trainer(model_config, data, config)
+    whole.fit()
+    Trainer(model_config, data, config, out_dir=tmp_path).fit()
+    for later in sorted(tmp_path.glob("step-*.pt")):
+        if int(later.stem[5:]) > resume_from:
+            later.unlink()  # as if killed just after the checkpoint at resume_from
+    resumed = Trainer(model_config, data, config, out_dir=tmp_path, resume=True)
+    assert resumed.step == resume_from
+    resumed.fit()
+    for (name, a), b in zip(whole.model.state_dict().items(),
+                            resumed.model.state_dict().values(), strict=True):
+        assert torch.equal(a, b), name
+    assert without_timing(whole.history) == without_timing(resumed.history)
+    assert without_timing(json.loads((tmp_path / "history.json").read_text())) \
+        == without_timing(whole.history)
 
 
 def test_a_damaged_checkpoint_is_refused_and_the_previous_one_survives(toy, tmp_path):
@@ -99,11 +136,18 @@ def test_a_damaged_checkpoint_is_refused_and_the_previous_one_survives(toy, tmp_
                          quiet=True)
     Trainer(model_config, data, config, out_dir=tmp_path).fit()
     older, newer = sorted(tmp_path.glob("step-*.pt"))
-    newer.write_bytes(newer.read_bytes()[:500])  # truncated, as by a full disk
+    whole = newer.read_bytes()
+    newer.write_bytes(whole[:500])  # truncated, as by a full disk
     with pytest.raises(CheckpointError, match="corrupt or truncated") as info:
         Trainer(model_config, data, config, out_dir=tmp_path, resume=True)
     assert older.name in str(info.value)
-    resumed = Trainer(model_config, data, config, out_dir=tmp_path)
+    flipped = bytearray(whole)
+    flipped[len(whole) // 2] ^= 0x10  # one bit inside a tensor, as by a bad disk or copy
+    newer.write_bytes(bytes(flipped))
+    with pytest.raises(CheckpointError, match="checksum does not match") as info:
+        Trainer(model_config, data, config, out_dir=tmp_path, resume=True)
+    assert older.name in str(info.value)
+    resumed = Trainer(model_config, data, config)
     resumed.load_checkpoint(older)  # the previous good one still loads
     assert resumed.step == 10
     assert not list(tmp_path.glob(".*.tmp"))
@@ -122,11 +166,72 @@ def test_checkpoints_are_kept_to_the_newest_few(toy, tmp_path):
         Trainer(other, data, config, out_dir=tmp_path, resume=True)
 
 
-def test_bad_settings():
-    with pytest.raises(ValueError, match="steps must be at least 1"):
-        TrainConfig(steps=0)
-    with pytest.raises(ValueError, match="lr must be positive"):
-        TrainConfig(lr=0.0)
+def test_resuming_with_other_settings_or_data_is_refused_naming_each(toy, tmp_path):
+    data, model_config = toy
+    config = TrainConfig(steps=20, batch_size=32, eval_every=10, checkpoint_every=10,
+                         quiet=True)
+    Trainer(model_config, data, config, out_dir=tmp_path).fit()
+    other = TrainConfig(steps=30, batch_size=16, lr=1e-3, eval_every=5, checkpoint_every=10,
+                        seed=3, quiet=True)
+    with pytest.raises(CheckpointError) as info:
+        Trainer(model_config, data, other, out_dir=tmp_path, resume=True)
+    message = str(info.value)
+    for setting in ("steps (checkpoint 20, now 30)", "batch_size", "lr", "seed"):
+        assert setting in message
+    assert "eval_every" not in message  # logging only: free to change
+    smaller = TrainData(data.rows._replace(input_ids=data.rows.input_ids[:100],
+                                           attention_mask=data.rows.attention_mask[:100],
+                                           token_type_ids=data.rows.token_type_ids[:100]),
+                        data.eval, data.vocab_size, data.mask_token_id, data.special_ids)
+    with pytest.raises(CheckpointError, match="the data"):
+        Trainer(model_config, smaller, config, out_dir=tmp_path, resume=True)
+    longer = Trainer(model_config, data, other, out_dir=tmp_path, resume=True,
+                     allow_changes=True)
+    assert longer.optimizer.param_groups[0]["initial_lr"] == 1e-3
+    assert [h["step"] for h in longer.fit()] == [0, 10, 20, 25, 30]
+
+
+def test_a_folder_with_a_run_is_not_overwritten(toy, tmp_path):
+    data, model_config = toy
+    config = TrainConfig(steps=4, batch_size=32, eval_every=2, quiet=True)
+    Trainer(model_config, data, config, out_dir=tmp_path).fit()  # no checkpoints: history only
+    saved = (tmp_path / "history.json").read_text()
+    with pytest.raises(FileExistsError, match="already holds a training run"):
+        Trainer(model_config, data, config, out_dir=tmp_path)
+    with pytest.raises(CheckpointError, match="without checkpoints"):
+        Trainer(model_config, data, config, out_dir=tmp_path, resume=True)
+    assert (tmp_path / "history.json").read_text() == saved
+
+
+def test_a_diverging_run_stops_with_a_clear_error_and_keeps_its_checkpoint(tmp_path):
+    """A learning rate of 1e30 blows the weights up: the run stops at the first non-finite
+    loss or gradient, exit status 1, one line of error; the last checkpoint still loads."""
+    result = subprocess.run(cli("--steps", "6", "--lr", "1e30", "--warmup", "0",
+                                "--eval-every", "3", "--checkpoint-every", "1", "--clip", "inf",
+                                out=tmp_path),
+                            cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith("error: training diverged: "), result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) == 1
+    kept = sorted(tmp_path.glob("step-*.pt"))
+    assert kept and str(kept[-1]) in result.stderr
+    state = read_checkpoint(kept[-1])
+    assert all(torch.isfinite(t).all() for t in state["model"].values())
+    history = json.loads((tmp_path / "history.json").read_text())
+    assert history == state["history"]  # the records up to the checkpoint, durably written
+
+
+def test_diverged_error_in_process(toy):
+    data, model_config = toy
+    trainer = Trainer(model_config, data, TrainConfig(steps=5, batch_size=32, lr=1e30,
+                                                      warmup=0, clip=float("inf"),
+                                                      eval_every=1, quiet=True))
+    before = {k: v.clone() for k, v in trainer.model.state_dict().items()}
+    with pytest.raises(DivergedError, match="no checkpoint was saved"):
+        trainer.fit()
+    assert trainer.step >= 1  # at least one step went through before the blow-up
+    assert all(torch.isfinite(p).all() for p in trainer.model.parameters())
+    assert any(not torch.equal(before[k], v) for k, v in trainer.model.state_dict().items())
 
 
 def free_port():
