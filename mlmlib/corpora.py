@@ -18,7 +18,9 @@ Does:
 * :func:`mask_batch` - dynamic masking: each batch is masked afresh by
   :func:`mlmlib.masking.mask_tokens` when it is drawn.
 
-Does not: download anything, or decide how a model trains (:mod:`mlmlib.train`).
+Does not: download anything, or decide how a model trains (:mod:`mlmlib.train`). Nor does it
+read a ``str`` where a list is expected (of documents, sentences or ids) letter by letter: that
+is a ``TypeError`` saying to pass a list.
 
 >>> docs = python_docs()
 >>> docs[0].name, docs[0].text.split()[:2]
@@ -29,14 +31,17 @@ Does not: download anything, or decide how a model trains (:mod:`mlmlib.train`).
 
 from __future__ import annotations
 
+import numbers
+import operator
+import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 import torch
 
-from mlmlib.masking import mask_tokens
+from mlmlib.masking import _generator, _not_text, _whole, mask_tokens
 from mlmlib.tokenizer import basic_tokenize
 
 __all__ = ["Batch", "Document", "load_text", "mask_batch", "nsp_rows", "pack_rows",
@@ -48,6 +53,40 @@ class Document(NamedTuple):
     text: str
 
 
+def _list_of(value, name: str, what: str) -> list:
+    """``value`` as a list; a ``str`` (or one Document) is not a list of its letters."""
+    if isinstance(value, Document):
+        raise TypeError(f"{name} must be a list of {what}, got one Document; pass a list")
+    _not_text(value, name, what)
+    return list(value)
+
+
+def _token_ids(seq, name: str) -> list[int]:
+    """One sequence of token ids as a list of ints: whole numbers, none negative."""
+    ids = _list_of(seq.tolist() if isinstance(seq, torch.Tensor) else seq, name, "token ids")
+    if not all(type(i) is int for i in ids):  # the slow path: NumPy integers, or a mistake
+        if any(isinstance(i, bool | torch.Tensor) or not hasattr(i, "__index__") for i in ids):
+            raise TypeError(f"{name} must hold token ids (whole numbers), got {ids[:8]!r}"[:160])
+        ids = [operator.index(i) for i in ids]
+    if ids and min(ids) < 0:
+        raise ValueError(f"{name} holds the negative token id {min(ids)}")
+    return ids
+
+
+def _whole_at_least(value, name: str, least: int, why: str) -> int:
+    if (value := _whole(value, name)) < least:
+        raise ValueError(f"{name} must leave room for {why}: at least {least}, got {value}")
+    return value
+
+
+def _rows(batch, name: str):
+    if not (isinstance(getattr(batch, "input_ids", None), torch.Tensor)
+            and hasattr(batch, "_replace")):
+        raise TypeError(f"{name} must be a Batch (from pack_rows or nsp_rows), got "
+                        f"{type(batch).__name__}")
+    return batch
+
+
 def python_docs() -> list[Document]:
     """The CPython documentation topics that ship with Python, sorted by name."""
     from pydoc_data.topics import topics
@@ -57,8 +96,13 @@ def python_docs() -> list[Document]:
 
 def tokens_of(documents: Sequence[Document], lower: bool = True) -> list[str]:
     """Every word and punctuation token of the documents, in order (BERT's basic tokenizer)."""
+    if not isinstance(lower, bool):
+        raise TypeError(f"lower must be True or False, got {lower!r}")
     tokens: list[str] = []
-    for doc in documents:
+    for k, doc in enumerate(_list_of(documents, "documents", "Documents")):
+        if not isinstance(getattr(doc, "text", None), str):
+            raise TypeError(f"documents[{k}] must be a Document(name, text), got "
+                            f"{type(doc).__name__}; wrap a text as Document('name', text)")
         tokens.extend(basic_tokenize(doc.text, lower=lower))
     return tokens
 
@@ -77,6 +121,9 @@ def _read(file: Path) -> Document:
 
 def load_text(path) -> list[Document]:
     """Your own corpus: one ``.txt`` file, or every ``.txt`` file in a folder (sorted)."""
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"path must be a file or folder path (a str or a pathlib.Path), got "
+                        f"{type(path).__name__}")
     path = Path(path)
     if path.is_file():
         return [_read(path)]
@@ -99,6 +146,9 @@ def sentences_of(text: str) -> list[str]:
     a paragraph, a sentence ends at ``.``, ``!`` or ``?`` followed by a space and a capital
     letter or a digit. Simple rules, good enough for documentation prose.
     """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be one document's text (a str), got {type(text).__name__}; "
+                        "for a Document pass doc.text, for several call sentences_of on each")
     out = []
     for paragraph in re.split(r"\n\s*\n", text):
         lines = [line.strip() for line in paragraph.splitlines() if not _RULE.match(line)]
@@ -113,11 +163,14 @@ def split_documents(documents: Sequence, valid_fraction: float = 0.1,
 
     At least one document goes to each side when there are two or more.
     """
+    documents = _list_of(documents, "documents", "documents")
+    if isinstance(valid_fraction, bool) or not isinstance(valid_fraction, numbers.Real):
+        raise TypeError(f"valid_fraction must be a number in (0, 1), got {valid_fraction!r}")
     if not 0 < valid_fraction < 1:
         raise ValueError(f"valid_fraction must lie in (0, 1), got {valid_fraction}")
     if len(documents) < 2:
         raise ValueError("need at least two documents to split by document")
-    gen = rng if isinstance(rng, torch.Generator) else torch.Generator().manual_seed(rng)
+    gen = _generator(rng)
     order = torch.randperm(len(documents), generator=gen).tolist()
     n_valid = min(max(1, round(len(documents) * valid_fraction)), len(documents) - 1)
     valid = sorted(order[:n_valid])
@@ -134,9 +187,13 @@ class Batch(NamedTuple):
 
 
 def _check_ids(special: dict[str, int]) -> None:
+    if not isinstance(special, Mapping):
+        raise TypeError(f"special must be a dict of token -> id (with [CLS], [SEP] and [PAD]), "
+                        f"got {type(special).__name__}")
     missing = [k for k in ("[CLS]", "[SEP]", "[PAD]") if k not in special]
     if missing:
         raise ValueError(f"special ids for {missing} are needed")
+    _token_ids([special[k] for k in ("[CLS]", "[SEP]", "[PAD]")], "special's values")
 
 
 def pack_rows(sequences: Sequence[Sequence[int]], max_len: int,
@@ -146,12 +203,11 @@ def pack_rows(sequences: Sequence[Sequence[int]], max_len: int,
     A sequence longer than ``max_len - 2`` is cut into several rows, so no token is lost.
     """
     _check_ids(special)
-    if max_len < 3:
-        raise ValueError("max_len must leave room for [CLS], a token and [SEP]")
+    _whole_at_least(max_len, "max_len", 3, "[CLS], a token and [SEP]")
     body = max_len - 2
     rows = []
-    for seq in sequences:
-        seq = list(seq)
+    for n, seq in enumerate(_list_of(sequences, "sequences", "sequences of token ids")):
+        seq = _token_ids(seq, f"sequences[{n}]")
         rows.extend(seq[k:k + body] for k in range(0, len(seq), body))
     if not rows:
         raise ValueError("no tokens to pack")
@@ -172,9 +228,17 @@ def nsp_rows(documents: Sequence[Sequence[Sequence[int]]], max_len: int,
     sentence, as BERT does, to fit ``[CLS] A [SEP] B [SEP]`` in ``max_len``.
     """
     _check_ids(special)
+    _whole_at_least(max_len, "max_len", 5, "[CLS] A [SEP] B [SEP], a token in A and in B")
+    documents = [[_token_ids(s, f"documents[{d}][{k}]") for k, s in
+                  enumerate(_list_of(doc, f"documents[{d}]", "sentences (lists of token ids)"))]
+                 for d, doc in enumerate(_list_of(documents, "documents", "documents"))]
     if len(documents) < 2:
         raise ValueError("random next sentences come from other documents: need two or more")
-    gen = rng if isinstance(rng, torch.Generator) else torch.Generator().manual_seed(rng)
+    for d, doc in enumerate(documents):
+        empty = "has no sentence" if not doc else "has an empty sentence" if not all(doc) else ""
+        if empty:
+            raise ValueError(f"documents[{d}] {empty}: drop empty ones first")
+    gen = _generator(rng)
     rows, types, flags = [], [], []
     for d, doc in enumerate(documents):
         for k in range(len(doc) - 1):
@@ -199,8 +263,7 @@ def nsp_rows(documents: Sequence[Sequence[Sequence[int]]], max_len: int,
     for r, (row, seg) in enumerate(zip(rows, types, strict=True)):
         ids[r, : len(row)] = torch.tensor(row)
         segments[r, : len(seg)] = torch.tensor(seg)
-    mask = (ids != special["[PAD]"]).long()
-    mask[:, 0] = 1
+    mask = (torch.arange(max_len) < torch.tensor([len(r) for r in rows])[:, None]).long()
     return Batch(ids, mask, segments, None, torch.tensor(flags))
 
 
@@ -208,9 +271,9 @@ def mask_batch(batch: Batch, vocab_size: int, mask_token_id: int, special_ids: S
                rng, rate: float = 0.15, rule: str = "bernoulli", mask_prob: float = 0.8,
                random_prob: float = 0.1) -> Batch:
     """The same rows with fresh masking: corrupted ``input_ids`` and their ``labels``."""
-    masked = mask_tokens(batch.input_ids, vocab_size=vocab_size, mask_token_id=mask_token_id,
-                         special_ids=special_ids, rng=rng, rate=rate, rule=rule,
-                         mask_prob=mask_prob, random_prob=random_prob)
+    masked = mask_tokens(_rows(batch, "batch").input_ids, vocab_size=vocab_size,
+                         mask_token_id=mask_token_id, special_ids=special_ids, rng=rng, rate=rate,
+                         rule=rule, mask_prob=mask_prob, random_prob=random_prob)
     return batch._replace(input_ids=masked.input_ids, labels=masked.labels)
 
 
@@ -233,12 +296,30 @@ def unigram_baseline(rows: Batch, targets, vocab_size: int,
     >>> round(unigram_baseline(rows, torch.tensor([7]), 10, [0, 1, 2, 3, 4]), 4)
     0.7885
     """
-    special = torch.tensor(sorted(set(special_ids)), dtype=torch.long)
-    seen = rows.input_ids[rows.attention_mask.bool()]
+    ids, mask = _rows(rows, "rows").input_ids, rows.attention_mask
+    if ids.is_floating_point() or ids.dtype == torch.bool:
+        raise TypeError(f"rows.input_ids must be integer token ids, got dtype {ids.dtype}")
+    if ids.shape != mask.shape:
+        raise ValueError(f"rows.input_ids {tuple(ids.shape)} and rows.attention_mask "
+                         f"{tuple(mask.shape)} must have one shape")
+    vocab_size = _whole_at_least(vocab_size, "vocab_size", 1, "one token")
+    special = torch.tensor(sorted(set(_token_ids(special_ids, "special_ids"))), dtype=torch.long)
+    seen = ids[mask.bool()].long()
+    outside = seen[(seen < 0) | (seen >= vocab_size)].tolist() + [
+        i for i in special.tolist() if i >= vocab_size]
+    if outside:
+        raise ValueError(f"id {outside[0]} in rows or special_ids is outside the vocabulary of "
+                         f"{vocab_size} tokens")
     seen = seen[~torch.isin(seen, special)]
-    targets = torch.as_tensor(targets, dtype=torch.long).reshape(-1)
+    try:
+        targets = torch.as_tensor(targets).reshape(-1)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"targets must be token ids, got {type(targets).__name__}") from None
     if not len(targets):
         raise ValueError("no targets to score")
+    if targets.is_floating_point() or targets.dtype == torch.bool:
+        raise TypeError(f"targets must be integer token ids, got dtype {targets.dtype}")
+    targets = targets.long()
     if torch.isin(targets, special).any() or (targets < 0).any() or (targets >= vocab_size).any():
         raise ValueError("every target must be an ordinary token id of the vocabulary")
     counts = torch.bincount(seen, minlength=vocab_size).double()

@@ -17,6 +17,8 @@ Does not: choose the masked set M (:mod:`mlmlib.masking`) or compute the scores
 
 Inputs may be Python lists, NumPy arrays or torch tensors. Lists and arrays are computed in
 float64 and give NumPy arrays or Python floats back; tensors give tensors back (so gradients flow).
+Labels may have any signed integer dtype (``int8`` ... ``int64``: compared as ``int64``, the same
+loss); unsigned ones (``uint8``) are refused, since they cannot hold ``IGNORE_INDEX = -100``.
 
 >>> from mlmlib.loss import softmax, slot_loss
 >>> softmax([1, 2, 0, 1]).round(4)
@@ -85,14 +87,20 @@ def _as_tensor(x, name: str, *, integer: bool) -> tuple[torch.Tensor, bool]:
     return t, given_tensor
 
 
-def _as_scores(scores, name: str = "scores") -> tuple[torch.Tensor, bool]:
-    """Checked scores: at least one word in the last dimension, every entry finite."""
+def _as_scores(scores, name: str = "scores", dim: int = -1) -> tuple[torch.Tensor, bool]:
+    """Checked scores: at least one word along ``dim`` (the last), every entry finite."""
     t, given_tensor = _as_tensor(scores, name, integer=False)
     if t.ndim == 0:
         raise ValueError(f"{name} must have one entry per word of the vocabulary, got a single "
                          "number")
-    if t.shape[-1] == 0:
-        raise ValueError(f"empty vocabulary: {name} has no entries in its last dimension")
+    bad_type = isinstance(dim, bool) or not isinstance(dim, int)
+    if bad_type or not -t.ndim <= dim < t.ndim:
+        raise (TypeError if bad_type else ValueError)(
+            f"dim must be a dimension of {name} (shape {tuple(t.shape)}): an int from "
+            f"{-t.ndim} to {t.ndim - 1}, got {dim!r}")
+    if t.shape[dim] == 0:
+        raise ValueError(f"empty vocabulary: {name} has no entries in its last dimension"
+                         if dim in (-1, t.ndim - 1) else f"{name} has no entries along dim {dim}")
     bad = ~torch.isfinite(t.detach())
     if bad.any():
         where = tuple(int(i) for i in bad.nonzero()[0])
@@ -125,7 +133,7 @@ def softmax(scores, dim: int = -1):
     >>> softmax([1000, 0])
     array([1., 0.])
     """
-    s, given_tensor = _as_scores(scores)
+    s, given_tensor = _as_scores(scores, dim=dim)
     z = s - s.detach().amax(dim=dim, keepdim=True)  # the largest score becomes 0
     e = torch.exp(z)  # every weight now lies in (0, 1]
     return _out(e / e.sum(dim=dim, keepdim=True), given_tensor)
@@ -138,17 +146,23 @@ def log_softmax(scores, dim: int = -1):
     >>> log_softmax([1000, 0])
     array([    0., -1000.])
     """
-    s, given_tensor = _as_scores(scores)
+    s, given_tensor = _as_scores(scores, dim=dim)
     return _out(_log_softmax(s, dim), given_tensor)
 
 
 def _word_index(target, vocab: Sequence[str] | None, size: int, name: str) -> int:
     """The index of ``target`` (an index, or a word looked up in ``vocab``), checked."""
+    if vocab is not None:
+        if isinstance(vocab, str | bytes) or not isinstance(vocab, Sequence | np.ndarray):
+            raise TypeError(f"vocab must be a list of words, got {_describe(vocab)}")
+        if len(vocab) != size:
+            raise ValueError(f"vocab has {len(vocab)} words but there are {size} scores")
+        if len(set(vocab)) != size:
+            twice = next(w for k, w in enumerate(vocab) if w in list(vocab)[:k])
+            raise ValueError(f"vocab lists the word {twice!r} twice")
     if isinstance(target, str):
         if vocab is None:
             raise TypeError(f"{name} {target!r} is a word; pass vocab=[...] to look it up")
-        if len(vocab) != size:
-            raise ValueError(f"vocab has {len(vocab)} words but there are {size} scores")
         if target not in vocab:
             raise ValueError(f"{name} {target!r} is not in the vocabulary {list(vocab)}")
         return list(vocab).index(target)
@@ -215,7 +229,8 @@ def mlm_loss(logits, labels, reduction: str = "sum", ignore_index: int = IGNORE_
             by ``|M|``.
         check: validate the inputs (finite scores, labels in the vocabulary, shapes). A
             caller that has already checked them, such as the model in its training loop,
-            may pass False to skip a pass over every score.
+            may pass False to skip a pass over every score (shapes and dtypes are still
+            checked; a label outside the vocabulary then fails inside PyTorch).
 
     An empty M gives exactly ``0.0`` for both reductions, and a gradient of exactly zero.
     (``torch.nn.functional.cross_entropy(..., reduction="mean")`` gives NaN there: 0 / 0.)
@@ -226,16 +241,18 @@ def mlm_loss(logits, labels, reduction: str = "sum", ignore_index: int = IGNORE_
     0.626523...
     """
     _check_reduction(reduction)
+    if isinstance(ignore_index, bool) or not isinstance(ignore_index, int | np.integer):
+        raise TypeError(f"ignore_index must be a whole number, got {_describe(ignore_index)}")
+    if not isinstance(check, bool):
+        raise TypeError(f"check must be True or False, got {_describe(check)}")
     if not check and isinstance(logits, torch.Tensor) and isinstance(labels, torch.Tensor):
+        _check_labels(logits, labels, ignore_index)  # shapes and dtypes: no pass over the data
         return _mlm_loss(logits, labels, reduction, ignore_index)
     scores, given_tensor = _as_scores(logits, "logits")
     ids, _ = _as_tensor(labels, "labels", integer=True)
-    if tuple(ids.shape) != tuple(scores.shape[:-1]):
-        raise ValueError(
-            f"labels have shape {tuple(ids.shape)} but logits have shape {tuple(scores.shape)}: "
-            "labels must match logits without its last (vocabulary) dimension")
+    _check_labels(scores, ids, ignore_index)
     vocab_size = scores.shape[-1]
-    ids = ids.to(scores.device)
+    ids = ids.to(scores.device).long()  # int64: no comparison wraps around in a small dtype
     in_m = ids != ignore_index
     outside = in_m & ((ids < 0) | (ids >= vocab_size))
     if outside.any():
@@ -247,11 +264,26 @@ def mlm_loss(logits, labels, reduction: str = "sum", ignore_index: int = IGNORE_
     return _out(_mlm_loss(scores, ids, reduction, ignore_index), given_tensor)
 
 
+def _check_labels(logits: torch.Tensor, labels: torch.Tensor, ignore_index: int) -> None:
+    """Labels of a signed integer dtype (unless ``ignore_index >= 0``), shaped like the logits."""
+    if labels.is_floating_point() or labels.is_complex() or labels.dtype == torch.bool:
+        raise TypeError(f"labels must be integer token ids, got {_describe(labels)}")
+    if ignore_index < 0 and not labels.is_signed():
+        raise TypeError(f"labels of dtype {labels.dtype} cannot hold ignore_index {ignore_index} "
+                        "(unsigned: -100 would wrap around to a large id); use a signed dtype "
+                        "such as torch.long")
+    if tuple(labels.shape) != tuple(logits.shape[:-1]):
+        raise ValueError(
+            f"labels have shape {tuple(labels.shape)} but logits have shape "
+            f"{tuple(logits.shape)}: labels must match logits without its last (vocabulary) "
+            "dimension")
+
+
 def _mlm_loss(scores: torch.Tensor, ids: torch.Tensor, reduction: str,
               ignore_index: int) -> torch.Tensor:
     """The loss itself, on checked tensors: select M, ``-log P`` per slot, sum or mean."""
     V = scores.shape[-1]
-    scores, ids = scores.reshape(-1, V), ids.reshape(-1)  # (N, V), (N,)
+    scores, ids = scores.reshape(-1, V), ids.reshape(-1).long()  # (N, V), (N,): int64 ids
     in_m = ids != ignore_index
     if not bool(in_m.all()):  # select the masked slots (skipped when every row is one)
         scores, ids = scores[in_m], ids[in_m]  # (|M|, V), (|M|,)
@@ -273,6 +305,9 @@ def nsp_loss(logits, is_next, reduction: str = "mean"):
         is_next: booleans (or 0/1) of shape ``(...)``: True where B really follows A.
         reduction: ``"mean"`` over the pairs (BERT's choice) or ``"sum"``.
 
+    No pairs at all give exactly ``0.0`` for both reductions (and a zero gradient), as an empty
+    M does in :func:`mlm_loss`, where a plain mean would be NaN (0 / 0).
+
     >>> import math
     >>> round(nsp_loss([math.log(0.9), math.log(0.1)], True), 4)  # P(correct) = 0.90
     0.1054
@@ -282,7 +317,16 @@ def nsp_loss(logits, is_next, reduction: str = "mean"):
     if scores.shape[-1] != 2:
         raise ValueError(f"NSP logits need 2 columns (IsNext, NotNext), got shape "
                          f"{tuple(scores.shape)}")
-    truth = torch.as_tensor(is_next.detach() if isinstance(is_next, torch.Tensor) else is_next)
+    if isinstance(is_next, torch.Tensor):
+        truth = is_next.detach()
+    else:
+        try:
+            arr = np.asarray(is_next)
+        except ValueError:  # a ragged list
+            arr = np.asarray(None)
+        if arr.dtype.kind not in "biu" and arr.size:
+            raise TypeError(f"is_next must be booleans or 0/1, got {_describe(is_next)}")
+        truth = torch.from_numpy(arr.astype(bool) if arr.size == 0 else arr)
     if truth.dtype != torch.bool:
         if truth.is_floating_point() or truth.is_complex():
             raise TypeError(f"is_next must be booleans or 0/1, got {_describe(is_next)}")
@@ -293,7 +337,9 @@ def nsp_loss(logits, is_next, reduction: str = "mean"):
                          f"{tuple(scores.shape)}")
     column = (~truth.bool()).long().to(scores.device)  # 0 = IsNext, 1 = NotNext
     per_pair = -_log_softmax(scores).gather(-1, column[..., None]).squeeze(-1)
-    total = per_pair.sum() if reduction == "sum" else per_pair.mean()
+    total = per_pair.sum()  # the empty sum is 0
+    if reduction == "mean":
+        total = total / max(per_pair.numel(), 1)
     return _out(total, given_tensor)
 
 

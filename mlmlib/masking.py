@@ -31,6 +31,8 @@ Two departures from the reference implementations, both on purpose:
 
 Does not: tokenize text (:mod:`mlmlib.tokenizer`) or compute any loss (:mod:`mlmlib.loss`).
 Every random draw comes from the ``rng`` argument: a seed (int) or a ``torch.Generator``.
+Token ids may have any integer dtype (compared as ``int64``: every dtype gives the same result).
+Bad input raises a ``ValueError`` or ``TypeError`` that names the argument.
 
 >>> import torch
 >>> from mlmlib.masking import mask_positions
@@ -41,6 +43,7 @@ Every random draw comes from the ``rng`` argument: a seed (int) or a ``torch.Gen
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
@@ -75,7 +78,26 @@ def _generator(rng) -> torch.Generator:
     if isinstance(rng, bool) or not isinstance(rng, int):
         raise TypeError("rng must be a seed (int) or a torch.Generator, got "
                         f"{type(rng).__name__}; every random choice in mlmlib is seeded")
+    if not -(2**63) <= rng < 2**64:
+        raise ValueError(f"rng seed {rng} does not fit in 64 bits")
     return torch.Generator().manual_seed(rng)
+
+
+def _whole(value, name: str) -> int:
+    """``value`` as an int: a Python, NumPy or 0-d tensor integer; never a bool or a float."""
+    try:
+        if isinstance(value, bool) or getattr(value, "dtype", None) == torch.bool:
+            raise TypeError
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be a whole number, got {value!r}"[:120]) from None
+
+
+def _not_text(value, name: str, what: str) -> None:
+    """Refuse a ``str`` (or a non-iterable) where a list is expected: it is not a list of them."""
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise TypeError(f"{name} must be a list of {what}, got {type(value).__name__} "
+                        f"{value!r}"[:140] + "; pass a list")
 
 
 def _check_probability(value, name: str) -> float:
@@ -86,18 +108,17 @@ def _check_probability(value, name: str) -> float:
     return float(value)
 
 
-def _check_rule(rule: str) -> None:
+def _check_rule(rule: str, max_predictions) -> int | None:
+    """A known rule, and ``max_predictions`` None or a cap (at least 1) on the "bert" count."""
     if rule not in RULES:
         raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
-
-
-def _check_max_predictions(max_predictions) -> None:
     if max_predictions is None:
-        return
-    if isinstance(max_predictions, bool) or not isinstance(max_predictions, int):
-        raise TypeError("max_predictions must be a whole number or None")
-    if max_predictions < 1:
+        return None
+    if _whole(max_predictions, "max_predictions (or None)") < 1:
         raise ValueError(f"max_predictions must be at least 1, got {max_predictions}")
+    if rule != "bert":
+        raise ValueError("max_predictions caps the 'bert' rule only; 'bernoulli' has no count")
+    return int(max_predictions)
 
 
 # |M| = min(max_predictions, max(1, round(n * rate)))     (and 0 when there is no candidate)
@@ -108,8 +129,11 @@ def bert_count(n: int, rate: float = 0.15, max_predictions: int | None = None) -
     (1, 15, 20)
     """
     rate = _check_probability(rate, "rate")
-    _check_max_predictions(max_predictions)
-    if n <= 0:
+    max_predictions = _check_rule("bert", max_predictions)
+    n = _whole(n, "n (the number of candidates)")
+    if n < 0:
+        raise ValueError(f"n (the number of candidates) cannot be negative, got {n}")
+    if n == 0:
         return 0
     k = max(1, round(n * rate))
     return min(k, n) if max_predictions is None else min(k, n, max_predictions)
@@ -154,22 +178,26 @@ def choose_positions(candidates, rate: float = 0.15, *, rule: str = "bert",
     >>> choose_positions(10, rng=0)
     tensor([2, 3])
     """
-    _check_rule(rule)
+    max_predictions = _check_rule(rule, max_predictions)
     rate = _check_probability(rate, "rate")
-    _check_max_predictions(max_predictions)
-    if isinstance(candidates, bool):
-        raise TypeError("candidates must be a count n or a sequence of positions")
-    if isinstance(candidates, int):
+    if isinstance(candidates, bool | float | str | bytes) or candidates is None:
+        raise TypeError("candidates must be a count n or a sequence of positions, got "
+                        f"{type(candidates).__name__} {candidates!r}"[:120])
+    if not isinstance(candidates, Iterable):  # a count: an int, a NumPy or 0-d tensor integer
+        candidates = _whole(candidates, "candidates (a count n)")
         if candidates < 0:
             raise ValueError(f"the number of candidates cannot be negative, got {candidates}")
         pool = torch.arange(candidates)
     else:
         pool = torch.as_tensor(candidates if isinstance(candidates, torch.Tensor)
-                               else list(candidates))
+                               else [_whole(c, "a candidate position") for c in candidates])
         not_whole = pool.is_floating_point() or pool.dtype == torch.bool
         if pool.ndim != 1 or (pool.numel() and not_whole):
             raise TypeError("candidates must be a count n or a 1-D sequence of integer positions")
         pool = pool.long()
+        if pool.numel() and pool.min() < 0:
+            raise ValueError(f"candidates contain the negative position {int(pool.min())}; "
+                             "positions count from 0")
         if pool.unique().numel() != pool.numel():
             raise ValueError("candidates contain a position twice")
     chosen = _select(torch.ones(1, pool.numel(), dtype=torch.bool), rate, rule, max_predictions,
@@ -183,6 +211,11 @@ def is_continuation(pieces: Sequence[str]) -> list[bool]:
     >>> is_continuation(["the", "em", "##bed", "##ding", "works"])
     [False, False, True, True, False]
     """
+    _not_text(pieces, "pieces", "WordPiece pieces")
+    pieces = list(pieces)
+    for p in pieces:
+        if not isinstance(p, str):
+            raise TypeError(f"pieces must be strings (WordPiece pieces), got {p!r}")
     return [p.startswith("##") for p in pieces]
 
 
@@ -190,7 +223,8 @@ def mask_positions(tokens, positions: Iterable[int], mask_token="[MASK]"):
     """Hide the named positions: a new sequence with ``mask_token`` there, and the labels.
 
     ``tokens`` is a list of words (labels: the hidden word, ``None`` elsewhere) or a 1-D tensor
-    of ids (labels: the hidden id, ``IGNORE_INDEX`` elsewhere). Positions count from 0.
+    of integer ids (then ``mask_token`` is the ``[MASK]`` id, and the labels are ``torch.long``:
+    the hidden id, ``IGNORE_INDEX`` elsewhere). Positions count from 0.
 
     >>> mask_positions(["the", "cat", "sat"], [5])
     Traceback (most recent call last):
@@ -198,16 +232,21 @@ def mask_positions(tokens, positions: Iterable[int], mask_token="[MASK]"):
     ValueError: cannot mask position 5 in a 3-token sentence (positions are 0..2)
     """
     is_tensor = isinstance(tokens, torch.Tensor)
-    if is_tensor and tokens.ndim != 1:
-        raise ValueError(f"mask_positions takes one sentence (1-D), got shape "
-                         f"{tuple(tokens.shape)}")
+    if is_tensor:
+        if _check_ids(tokens, None, "tokens").ndim != 1:
+            raise ValueError(f"mask_positions takes one sentence (1-D), got shape "
+                             f"{tuple(tokens.shape)}")
+        mask_token = _whole(mask_token, "mask_token (the [MASK] id, for a tensor of ids)")
+        if not torch.iinfo(tokens.dtype).min <= mask_token <= torch.iinfo(tokens.dtype).max:
+            raise ValueError(f"mask_token {mask_token} does not fit in dtype {tokens.dtype}")
+    else:
+        _not_text(tokens, "tokens", "words (or a 1-D tensor of ids)")
+        tokens = list(tokens)
+    _not_text(positions, "positions", "positions")
     n = len(tokens)
     seen: set[int] = set()
     for p in positions:
-        if isinstance(p, torch.Tensor) and p.ndim == 0:
-            p = p.item()
-        if isinstance(p, bool) or not isinstance(p, int):
-            raise TypeError(f"a position must be a whole number, got {p!r}")
+        p = _whole(p, "a position")
         if not 0 <= p < n:
             raise ValueError(f"cannot mask position {p} in a {n}-token sentence "
                              f"(positions are 0..{n - 1})")
@@ -218,25 +257,32 @@ def mask_positions(tokens, positions: Iterable[int], mask_token="[MASK]"):
         index = torch.tensor(sorted(seen), dtype=torch.long)
         corrupted = tokens.clone()
         corrupted[index] = mask_token
-        labels = torch.full_like(tokens, IGNORE_INDEX)
-        labels[index] = tokens[index]
+        labels = torch.full(tokens.shape, IGNORE_INDEX, dtype=torch.long)  # -100 fits any dtype
+        labels[index] = tokens[index].long()
         return corrupted, labels
     corrupted = [mask_token if i in seen else t for i, t in enumerate(tokens)]
     labels = [t if i in seen else None for i, t in enumerate(tokens)]
     return corrupted, labels
 
 
-def _check_ids(input_ids, vocab_size: int) -> torch.Tensor:
+def _check_ids(input_ids, vocab_size: int | None, name: str = "input_ids") -> torch.Tensor:
+    """Checked ids: an integer tensor (any integer dtype), each id in ``0..vocab_size - 1``."""
     if not isinstance(input_ids, torch.Tensor):
-        raise TypeError(f"input_ids must be a torch tensor of token ids, got "
+        raise TypeError(f"{name} must be a torch tensor of token ids, got "
                         f"{type(input_ids).__name__}")
     if input_ids.is_floating_point() or input_ids.is_complex() or input_ids.dtype == torch.bool:
-        raise TypeError(f"input_ids must be integer token ids, got dtype {input_ids.dtype}")
+        raise TypeError(f"{name} must be integer token ids, got dtype {input_ids.dtype}")
+    if vocab_size is None:
+        return input_ids
     if input_ids.ndim not in (1, 2):
-        raise ValueError(f"input_ids must have shape (T,) or (B, T), got {tuple(input_ids.shape)}")
-    if input_ids.numel() and (input_ids.min() < 0 or input_ids.max() >= vocab_size):
-        bad = ((input_ids < 0) | (input_ids >= vocab_size)).nonzero()[0].tolist()
-        raise ValueError(f"token id {input_ids[tuple(bad)].item()} at position {tuple(bad)} is "
+        raise ValueError(f"{name} must have shape (T,) or (B, T), got {tuple(input_ids.shape)}")
+    if vocab_size - 1 > torch.iinfo(input_ids.dtype).max:
+        raise ValueError(f"{name} of dtype {input_ids.dtype} cannot hold the ids of a "
+                         f"{vocab_size}-word vocabulary; use torch.long")
+    ids = input_ids.long()  # compare in int64: vocab_size would wrap around in a small dtype
+    if ids.numel() and (ids.min() < 0 or ids.max() >= vocab_size):
+        bad = ((ids < 0) | (ids >= vocab_size)).nonzero()[0].tolist()
+        raise ValueError(f"token id {ids[tuple(bad)].item()} at position {tuple(bad)} is "
                          f"outside the vocabulary of {vocab_size} words")
     return input_ids
 
@@ -295,20 +341,20 @@ def mask_tokens(input_ids: torch.Tensor, *, vocab_size: int, mask_token_id: int,
         ``MaskedBatch(input_ids, labels)``, new tensors of the input's shape; ``input_ids``
         keeps the input's dtype, ``labels`` are ``torch.long``.
     """
-    _check_rule(rule)
+    max_predictions = _check_rule(rule, max_predictions)
     rate = _check_probability(rate, "rate")
     mask_prob = _check_probability(mask_prob, "mask_prob")
     random_prob = _check_probability(random_prob, "random_prob")
     if mask_prob + random_prob > 1.0 + 1e-12:
         raise ValueError(f"mask_prob + random_prob = {mask_prob + random_prob:g} is more than 1; "
                          "the rest (kept unchanged) cannot be negative")
-    _check_max_predictions(max_predictions)
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
-        raise TypeError("vocab_size must be a whole number")
+    vocab_size = _whole(vocab_size, "vocab_size")
     if vocab_size < 1:
         raise ValueError(f"empty vocabulary: vocab_size must be at least 1, got {vocab_size}")
     ids = _check_ids(input_ids, vocab_size)
-    specials = tuple(sorted({int(i) for i in special_ids}))  # plain ints: a cache key
+    mask_token_id = _whole(mask_token_id, "mask_token_id")
+    _not_text(special_ids, "special_ids", "token ids")
+    specials = tuple(sorted({_whole(i, "a special id") for i in special_ids}))  # a cache key
     if specials and (specials[0] < 0 or specials[-1] >= vocab_size):
         raise ValueError(f"special_ids {list(specials)} must be ids inside the vocabulary "
                          f"of {vocab_size} words")
@@ -321,7 +367,7 @@ def mask_tokens(input_ids: torch.Tensor, *, vocab_size: int, mask_token_id: int,
     gen = _generator(rng)
 
     flat = ids.detach().reshape(1, -1) if ids.ndim == 1 else ids.detach()  # (B, T)
-    ordinary = ordinary_ids[flat]  # (B, T): positions that may be chosen
+    ordinary = ordinary_ids[flat.long()]  # (B, T): positions that may be chosen
     if continuation is None:
         chosen = _select(ordinary, rate, rule, max_predictions, gen)  # (B, T)
     else:

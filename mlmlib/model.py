@@ -15,8 +15,18 @@ By default the head scores only the masked positions (it gathers the hidden stat
 labels are not ``IGNORE_INDEX`` before the decoder): the same loss for a fraction of the
 output layer's work. ``score_all=True`` scores every position (fill-mask, pictures).
 
+Checks its input: :class:`BertConfig` refuses nonsense settings (a size that is not a positive
+``int``, a dropout outside ``[0, 1)``, a LayerNorm epsilon or initializer range that is not a
+positive finite number, ...), and :meth:`MiniBert.forward` refuses bad tensors (wrong type,
+dtype, shape or device, ids outside the vocabulary, an empty batch, a mask that is not 0/1 or
+hides a whole row) with a ``TypeError``/``ValueError`` that names the argument, before any work.
+Token ids, segment ids and labels of the smaller integer dtypes (int32, int16, int8, uint8) are
+used as int64, so they give the int64 result.
+
 Does not: tokenize, mask or train (:mod:`mlmlib.tokenizer`, :mod:`mlmlib.masking`,
-:mod:`mlmlib.train`). The loss itself comes from :mod:`mlmlib.loss`.
+:mod:`mlmlib.train`). The loss itself comes from :mod:`mlmlib.loss`. It does not untie the
+output layer: the decoder is always the word-embedding matrix (so :mod:`mlmlib.hf` refuses a
+Hugging Face BERT whose decoder is a separate matrix).
 
 >>> import torch
 >>> model = MiniBert(BertConfig(vocab_size=50, hidden_size=16, num_layers=1, num_heads=2,
@@ -31,6 +41,7 @@ Does not: tokenize, mask or train (:mod:`mlmlib.tokenizer`, :mod:`mlmlib.masking
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 
 import torch
@@ -41,6 +52,14 @@ from mlmlib.constants import IGNORE_INDEX
 from mlmlib.loss import mlm_loss, nsp_loss
 
 __all__ = ["BertConfig", "BertOutput", "MiniBert"]
+
+# what forward accepts: ids of any exact integer dtype (used as int64); a mask may also be
+# bool or float, holding 0 and 1
+_INDEX_DTYPES = frozenset({torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8})
+_MASK_DTYPES = _INDEX_DTYPES | {torch.bool, torch.float16, torch.bfloat16, torch.float32,
+                                torch.float64}
+_IDS = "integer ids (int64, int32, int16, int8 or uint8)"
+_MASK = "0/1 values (bool, integer or float)"
 
 
 @dataclass
@@ -61,18 +80,37 @@ class BertConfig:
 
     def __post_init__(self):
         for name in ("vocab_size", "hidden_size", "num_layers", "num_heads",
-                     "intermediate_size", "max_position", "type_vocab_size"):
+                     "intermediate_size", "max_position", "type_vocab_size", "pad_token_id"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be a whole number (int), got "
+                                f"{type(value).__name__} {value!r}")
+            if value < 1 and name != "pad_token_id":
                 raise ValueError(f"{name} must be a positive whole number, got {value!r}")
         if self.hidden_size % self.num_heads:
             raise ValueError(f"hidden_size {self.hidden_size} must be a multiple of "
                              f"num_heads {self.num_heads}")
+        for name in ("dropout", "attention_dropout", "layer_norm_eps", "initializer_range"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TypeError(f"{name} must be a real number, got {type(value).__name__} "
+                                f"{value!r}")
+            if not math.isfinite(value):
+                raise ValueError(f"{name} must be finite, got {value!r}")
         for name in ("dropout", "attention_dropout"):
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ValueError(f"{name} must lie in [0, 1), got {getattr(self, name)}")
+        # LN divides by sqrt(var + eps): eps <= 0 gives NaN wherever a row is constant
+        if self.layer_norm_eps <= 0:
+            raise ValueError(f"layer_norm_eps must be positive, got {self.layer_norm_eps!r}")
+        if self.initializer_range <= 0:  # a standard deviation; 0 makes every weight equal
+            raise ValueError(f"initializer_range must be positive, got "
+                             f"{self.initializer_range!r}")
         if not 0 <= self.pad_token_id < self.vocab_size:
-            raise ValueError(f"pad_token_id {self.pad_token_id} is outside the vocabulary")
+            raise ValueError(f"pad_token_id {self.pad_token_id} is outside the vocabulary of "
+                             f"{self.vocab_size}")
+        if not isinstance(self.nsp, bool):
+            raise TypeError(f"nsp must be True or False, got {self.nsp!r}")
 
 
 @dataclass
@@ -137,6 +175,12 @@ class MiniBert(nn.Module):
     def __init__(self, cfg: BertConfig, rng: int | torch.Generator = 0):
         """Build the model; its initial weights are drawn from ``rng`` (a seed or a generator),
         so the same seed always gives the same model."""
+        if not isinstance(cfg, BertConfig):
+            raise TypeError(f"cfg must be a BertConfig, got {type(cfg).__name__}")
+        cfg.__post_init__()  # again: a field may have been changed since the config was made
+        if isinstance(rng, bool) or not isinstance(rng, (int, torch.Generator)):
+            raise TypeError(f"rng must be an int seed or a torch.Generator, got "
+                            f"{type(rng).__name__}")
         super().__init__()
         self.config = cfg
         d = cfg.hidden_size
@@ -176,47 +220,83 @@ class MiniBert(nn.Module):
 
     # ------------------------------------------------------------------ checks
 
+    def _tensor(self, t, name: str, dtypes, what: str, shape, on_device: bool = True):
+        """``t`` checked: a tensor of one of ``dtypes``, of ``shape``, on the model's device."""
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch tensor of {what}, got {type(t).__name__}")
+        if t.dtype not in dtypes:
+            raise TypeError(f"{name} must be a tensor of {what}, got dtype {t.dtype}")
+        if shape is not None and tuple(t.shape) != shape:
+            raise ValueError(f"{name} has shape {tuple(t.shape)}, expected {shape} to match "
+                             "input_ids")
+        device = self.word_embeddings.weight.device
+        if on_device and t.device != device:
+            raise ValueError(f"{name} is on {t.device} but the model is on {device}")
+        return t
+
     def _check(self, input_ids, attention_mask, token_type_ids, labels, is_next):
+        """Every input checked, with a message naming it; index tensors come back as int64.
+
+        Any integer dtype is accepted for ids (converted to int64 before the range checks, so a
+        small dtype cannot wrap around); an int64 tensor comes back as it is, not copied.
+        """
         cfg = self.config
-        if not isinstance(input_ids, torch.Tensor) or input_ids.is_floating_point() \
-                or input_ids.dtype == torch.bool:
-            raise TypeError("input_ids must be an integer tensor of token ids")
+        input_ids = self._tensor(input_ids, "input_ids", _INDEX_DTYPES, _IDS, None).long()
         if input_ids.ndim != 2:
             raise ValueError(f"input_ids must have shape (B, T), got {tuple(input_ids.shape)}")
         B, T = input_ids.shape
+        if B == 0 or T == 0:
+            raise ValueError(f"input_ids is empty, shape {(B, T)}: a batch needs at least one "
+                             "sequence of at least one token")
         if T > cfg.max_position:
             raise ValueError(f"sequences of {T} tokens are longer than max_position "
                              f"{cfg.max_position}")
-        if input_ids.numel() and (input_ids.min() < 0 or input_ids.max() >= cfg.vocab_size):
+        if input_ids.min() < 0 or input_ids.max() >= cfg.vocab_size:
             bad = int(input_ids[(input_ids < 0) | (input_ids >= cfg.vocab_size)][0])
             raise ValueError(f"token id {bad} is outside the vocabulary of {cfg.vocab_size}")
-        for name, t in (("attention_mask", attention_mask), ("token_type_ids", token_type_ids),
-                        ("labels", labels)):
-            if t is not None and tuple(t.shape) != (B, T):
-                raise ValueError(f"{name} has shape {tuple(t.shape)} but input_ids have shape "
-                                 f"{(B, T)}")
+        if attention_mask is not None:
+            self._tensor(attention_mask, "attention_mask", _MASK_DTYPES, _MASK, (B, T))
+            if ((attention_mask != 0) & (attention_mask != 1)).any():
+                raise ValueError("attention_mask must hold 1 (a real token) or 0 (padding)")
+            empty = (attention_mask == 0).all(dim=1)
+            if empty.any():
+                raise ValueError(f"row {int(empty.nonzero()[0])} of attention_mask is all 0: "
+                                 "every sequence needs at least one real token")
+        if token_type_ids is not None:
+            token_type_ids = self._tensor(token_type_ids, "token_type_ids", _INDEX_DTYPES,
+                                          _IDS, (B, T)).long()
+            if token_type_ids.min() < 0 or token_type_ids.max() >= cfg.type_vocab_size:
+                raise ValueError(f"token_type_ids must lie in 0..{cfg.type_vocab_size - 1}")
         if labels is not None:
+            if isinstance(labels, torch.Tensor) and labels.dtype == torch.uint8:
+                raise TypeError("labels must be a signed integer tensor: uint8 cannot hold "
+                                f"IGNORE_INDEX ({IGNORE_INDEX}), which it would store as "
+                                f"{IGNORE_INDEX % 256}, a real word")
+            labels = self._tensor(labels, "labels", _INDEX_DTYPES, _IDS, (B, T)).long()
             bad = (labels != IGNORE_INDEX) & ((labels < 0) | (labels >= cfg.vocab_size))
             if bad.any():
                 raise ValueError(f"label {int(labels[bad][0])} is outside the vocabulary of "
                                  f"{cfg.vocab_size}")
-        if attention_mask is not None and ((attention_mask != 0) & (attention_mask != 1)).any():
-            raise ValueError("attention_mask must hold 1 (a real token) or 0 (padding)")
-        if token_type_ids is not None and token_type_ids.numel() and (
-                token_type_ids.min() < 0 or token_type_ids.max() >= cfg.type_vocab_size):
-            raise ValueError(f"token_type_ids must lie in 0..{cfg.type_vocab_size - 1}")
         if is_next is not None:
             if not cfg.nsp:
                 raise ValueError("is_next was given but the model has no NSP head "
                                  "(BertConfig(nsp=True))")
-            if tuple(is_next.shape) != (B,):
-                raise ValueError(f"is_next has shape {tuple(is_next.shape)}, expected {(B,)}")
+            self._tensor(is_next, "is_next", _INDEX_DTYPES | {torch.bool},  # nsp_loss moves it
+                         "booleans or 0/1", (B,), on_device=False)
+            if ((is_next != 0) & (is_next != 1)).any():
+                raise ValueError("is_next must hold booleans or 0/1")
+        return input_ids, attention_mask, token_type_ids, labels
 
     # ------------------------------------------------------------------ forward
 
     def encode(self, input_ids, attention_mask=None, token_type_ids=None,
                want_weights: bool = False):
         """The hidden states ``h_i`` of every position, ``(B, T, d)``, and attention weights."""
+        input_ids, attention_mask, token_type_ids, _ = self._check(
+            input_ids, attention_mask, token_type_ids, None, None)
+        return self._encode(input_ids, attention_mask, token_type_ids, want_weights)
+
+    def _encode(self, input_ids, attention_mask, token_type_ids, want_weights: bool):
         T = input_ids.shape[1]
         positions = torch.arange(T, device=input_ids.device)  # (T,)
         segments = token_type_ids if token_type_ids is not None else torch.zeros_like(input_ids)
@@ -235,6 +315,12 @@ class MiniBert(nn.Module):
 
     def score(self, h: torch.Tensor) -> torch.Tensor:
         """The masked-LM head: every word's score ``s_v`` for hidden states ``(..., d)``."""
+        d = self.config.hidden_size
+        if not isinstance(h, torch.Tensor) or not h.is_floating_point():
+            raise TypeError(f"h must be a float tensor of hidden states, got "
+                            f"{h.dtype if isinstance(h, torch.Tensor) else type(h).__name__}")
+        if h.ndim == 0 or h.shape[-1] != d:
+            raise ValueError(f"h must have shape (..., {d}), got {tuple(h.shape)}")
         t = self.head_ln(F.gelu(self.head_dense(h)))  # (..., d)
         return t @ self.word_embeddings.weight.T + self.head_bias  # (..., V), tied decoder
 
@@ -245,8 +331,10 @@ class MiniBert(nn.Module):
         """Scores (and the loss when ``labels`` are given).
 
         Args:
-            input_ids: ``(B, T)`` token ids.
-            attention_mask: ``(B, T)``, 1 for real tokens and 0 for padding.
+            input_ids: ``(B, T)`` token ids, ``B, T >= 1``, of any integer dtype (int64 or a
+                smaller one, used as int64).
+            attention_mask: ``(B, T)``, 1 for real tokens and 0 for padding (integers, bools
+                or floats); every row needs at least one 1.
             token_type_ids: ``(B, T)`` segment ids (0 for sentence A, 1 for B).
             labels: ``(B, T)``, the original id at masked positions, ``IGNORE_INDEX`` elsewhere.
             is_next: ``(B,)`` booleans, True where sentence B really follows A (NSP).
@@ -254,8 +342,12 @@ class MiniBert(nn.Module):
                 ones (``(|M|, V)``). Defaults to True without labels, False with them.
             return_attention: also return every layer's attention weights (slower).
         """
-        self._check(input_ids, attention_mask, token_type_ids, labels, is_next)
-        h, weights = self.encode(input_ids, attention_mask, token_type_ids, return_attention)
+        for name, flag in (("score_all", score_all), ("return_attention", return_attention)):
+            if not isinstance(flag, bool) and not (name == "score_all" and flag is None):
+                raise TypeError(f"{name} must be True or False, got {flag!r}")
+        input_ids, attention_mask, token_type_ids, labels = self._check(
+            input_ids, attention_mask, token_type_ids, labels, is_next)
+        h, weights = self._encode(input_ids, attention_mask, token_type_ids, return_attention)
         if score_all is None:
             score_all = labels is None
         if score_all:

@@ -27,7 +27,8 @@ less (``context="left"``: only the words before the blank, as a left-to-right mo
 (:meth:`ToyWorld.pair_information`) is exactly what an MLM gives away by scoring two blanks
 independently.
 
-Does not: tokenize into sub-words (the toy world's tokens are whole words) or train anything.
+Does not: tokenize into sub-words (the toy world's tokens are whole words) or train anything,
+or answer for a sentence it cannot write (it says why: a word, the order, the length).
 
 >>> world = ToyWorld()
 >>> " ".join(world.sample(2, rng=0)[0])
@@ -40,7 +41,7 @@ Does not: tokenize into sub-words (the toy world's tokens are whole words) or tr
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import torch
 
@@ -102,11 +103,19 @@ TRANSITIONS = {
 }
 
 
+def _position(p, name: str = "a masked position") -> int:
+    """``p`` as an int: a Python, NumPy or 0-d tensor integer, never a bool or a float."""
+    boolean = isinstance(p, bool) or getattr(p, "dtype", None) == torch.bool
+    try:  # None (no __index__) is not callable; a float tensor's __index__ refuses too
+        return (None if boolean else getattr(p, "__index__", None))()
+    except TypeError:
+        raise TypeError(f"{name} must be a whole number, got {p!r}") from None
+
+
 class ToyWorld:
     """A hidden Markov model that writes little English sentences, with exact posteriors."""
 
     def __init__(self, max_len: int = 20):
-        self.max_len = max_len  # longer samples are redrawn (the length is always observed)
         self._unigram = None  # (max_len, word shares), filled by unigram() on first use
         self.states = [name for name, _ in STATES]
         self.words = sorted({w for ws in LEXICON.values() for w in ws})
@@ -129,6 +138,22 @@ class ToyWorld:
             for w, p in zip(words, weights / weights.sum(), strict=True):
                 self.emit[k, self.word_id[w]] = p
         assert torch.allclose(self.trans.sum(1) + self.stop, torch.ones(S, dtype=torch.float64))
+        self.max_len = max_len  # longer samples are redrawn (the length is always observed)
+
+    @property
+    def max_len(self) -> int:
+        """The longest sentence the world writes, never below its shortest one (checked)."""
+        return self._max_len
+
+    @max_len.setter
+    def max_len(self, value: int) -> None:
+        value = _position(value, "max_len")
+        shortest = next(k for k in range(1, len(self.states) + 1)  # a path visits each state once
+                        if self.start @ self._finish_within(k) > 0)
+        if value < shortest:
+            raise ValueError(f"max_len = {value} is shorter than the shortest sentence the toy "
+                             f"world writes ({shortest} words): no sentence could be drawn")
+        self._max_len = value
 
     @property
     def vocab_size(self) -> int:
@@ -138,6 +163,10 @@ class ToyWorld:
 
     def sample(self, n: int, rng) -> list[list[str]]:
         """``n`` sentences (lists of words), drawn with a seed or a ``torch.Generator``."""
+        if (n := _position(n, "n (the number of sentences)")) < 0:
+            raise ValueError(f"n (the number of sentences) cannot be negative, got {n}")
+        if isinstance(rng, bool) or not isinstance(rng, int | torch.Generator):
+            raise TypeError(f"rng must be a seed (int) or a torch.Generator, got {rng!r}")
         gen = rng if isinstance(rng, torch.Generator) else torch.Generator().manual_seed(rng)
         out = []
         while len(out) < n:
@@ -165,7 +194,15 @@ class ToyWorld:
         return e
 
     def _check(self, words: Sequence[str], masked: Sequence[int]) -> list[int]:
-        T, masked = len(words), list(masked)
+        """Checked input: a list of 1 to max_len words, distinct masked positions inside it."""
+        for value, name, what in ((words, "words", "words, e.g. 'the cat sat .'.split()"),
+                                  (masked, "masked", "positions")):
+            if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+                raise TypeError(f"{name} must be a list of {what}, not {value!r}"[:150])
+        T, masked = len(words), [_position(i) for i in masked]
+        if not 1 <= T <= self.max_len:
+            raise ValueError(f"this sentence is impossible: the toy world's sentences have 1 to "
+                             f"max_len = {self.max_len} words, this one {T}")
         if len(set(masked)) != len(masked):
             raise ValueError("a masked position is listed twice")
         for i in masked:
@@ -173,19 +210,28 @@ class ToyWorld:
                 raise ValueError(f"cannot mask position {i} in a {T}-token sentence")
         return masked
 
-    def _messages(self, e: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Scaled forward and backward messages (alpha, beta): (T, S) each, rows summing to 1."""
-        T, S = len(e), len(self.states)
-        alpha = torch.zeros(T, S, dtype=torch.float64)
-        beta = torch.zeros(T, S, dtype=torch.float64)
+    def _forward(self, e: torch.Tensor) -> torch.Tensor:
+        """Scaled forward messages alpha, (T, S) with rows summing to 1; refuses P(words) = 0."""
+        alpha = torch.zeros(len(e), len(self.states), dtype=torch.float64)
         a = self.start * e[0]
-        for t in range(T):
+        for t in range(len(e)):
             if t:
                 a = (alpha[t - 1] @ self.trans) * e[t]
             total = a.sum()
             if total == 0:
-                raise ValueError("this sentence is impossible in the toy world")
+                raise ValueError(f"this sentence is impossible in the toy world (its words "
+                                 f"cannot follow each other up to position {t})")
             alpha[t] = a / total
+        if alpha[-1] @ self.stop == 0:
+            raise ValueError("this sentence is impossible in the toy world (it cannot end after "
+                             "its last word; the world's sentences end with '.')")
+        return alpha
+
+    def _messages(self, e: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Scaled forward and backward messages (alpha, beta): (T, S) each, rows summing to 1."""
+        T = len(e)
+        alpha = self._forward(e)
+        beta = torch.zeros(T, len(self.states), dtype=torch.float64)
         b = self.stop.clone()
         for t in range(T - 1, -1, -1):
             if t < T - 1:
@@ -225,32 +271,27 @@ class ToyWorld:
         after it, no length); ``"none"`` nothing (the unigram frequencies, :meth:`unigram`).
         """
         masked = self._check(words, masked)
-        if context == "none":
-            self._emissions(words, set(masked))  # the same checks on the words
-            return self.unigram().expand(len(masked), -1).clone()
-        if context == "left":
-            return self._left_posterior(words, masked)
-        if context != "both":
+        if context not in ("both", "left", "none"):
             raise ValueError(f"context must be 'both', 'left' or 'none', got {context!r}")
         e = self._emissions(words, set(masked))
+        if context != "both":
+            self._forward(e)  # the same checks: a sentence the world can write
+            if context == "none":
+                return self.unigram().expand(len(masked), -1).clone()
+            return self._left_posterior(e, masked)
         alpha, beta = self._messages(e)
         gamma = alpha * beta  # (T, S), proportional to P(z_t = s | everything visible)
-        if (gamma.sum(1) == 0).any():
-            raise ValueError("this sentence is impossible in the toy world")
         gamma = gamma / gamma.sum(1, keepdim=True)
         return gamma[masked] @ self.emit  # (|M|, V)
 
-    def _left_posterior(self, words: Sequence[str], masked: list[int]) -> torch.Tensor:
-        e = self._emissions(words, set(masked))
+    def _left_posterior(self, e: torch.Tensor, masked: list[int]) -> torch.Tensor:
         out = torch.zeros(len(masked), self.vocab_size, dtype=torch.float64)
         a = self.start.clone()  # P(z_t = s | the words before t), t = 0 first
         for t in range(max(masked, default=-1) + 1):
             if t in masked:
                 z = a * self._finish_within(self.max_len - t)  # kept sentences only
                 out[masked.index(t)] = (z / z.sum()) @ self.emit
-            a = a * e[t]
-            if a.sum() == 0:
-                raise ValueError("this sentence is impossible in the toy world")
+            a = a * e[t]  # never all 0: posterior() has checked the sentence
             a = (a / a.sum()) @ self.trans
         return out
 
@@ -262,6 +303,7 @@ class ToyWorld:
         the two blanks as if they were independent, with the product of the two rows of
         :meth:`posterior`; this is the joint that the product stands in for.
         """
+        i, j = _position(i, "i"), _position(j, "j")
         if i == j:
             raise ValueError("the two positions of a pair must differ")
         i, j = sorted((i, j))
@@ -300,17 +342,29 @@ class ToyWorld:
         Averaged over every masked slot of every sentence (the "mean" reduction a trainer
         reports), with each sentence's masked positions given in ``masks``. ``context`` is as
         in :meth:`posterior`: ``"left"`` and ``"none"`` give the floors of a reader that sees
-        less.
+        less. Every sentence must be one the world can write, and one slot at least is needed.
         """
+        sentences, masks = list(sentences), list(masks)  # a str is refused sentence by sentence
+        if len(sentences) != len(masks):
+            raise ValueError(f"sentences and masks must have one entry each: {len(sentences)} "
+                             f"sentences but {len(masks)} masks")
         total, count = 0.0, 0
-        for words, masked in zip(sentences, masks, strict=True):
-            if not len(masked):
+        for k, (words, masked) in enumerate(zip(sentences, masks, strict=True)):
+            masked = self._check(words, masked)
+            try:  # the sentence itself, not only its visible words, must be possible
+                self._forward(self._emissions(words, set()))
+            except ValueError as err:
+                raise ValueError(f"sentences[{k}] = {' '.join(map(str, words))!r}: {err}") from None
+            if not masked:
                 continue
             post = self.posterior(words, masked, context)
             truth = torch.tensor([self.word_id[words[i]] for i in masked])
             total -= post[torch.arange(len(masked)), truth].log().sum().item()
             count += len(masked)
-        return total / max(count, 1)
+        if not count:
+            raise ValueError("masks hide no position at all: a mean loss over no slot is "
+                             "undefined (it is not 0)")
+        return total / count
 
     def landmarks(self, sentences: Sequence[Sequence[str]],
                   masks: Sequence[Sequence[int]]) -> dict[str, float]:
@@ -342,12 +396,21 @@ def compare_with_exact(exact: torch.Tensor, model: torch.Tensor) -> dict[str, to
     >>> {k: round(float(v), 4) for k, v in compare_with_exact(p, p).items()}
     {'kl': 0.0, 'tv': 0.0, 'impossible': 0.0}
     """
-    if exact.shape != model.shape or exact.ndim != 2:
-        raise ValueError(f"expected two (slots, V) tables of one shape, got {tuple(exact.shape)} "
-                         f"and {tuple(model.shape)}")
-    p, q = exact.double(), model.double()
-    if (p < 0).any() or (q < 0).any():
-        raise ValueError("probabilities cannot be negative")
+    try:
+        p, q = (torch.as_tensor(x, dtype=torch.float64) for x in (exact, model))
+    except (TypeError, ValueError, RuntimeError):  # a str, a ragged list, ...
+        raise TypeError("exact and model must be (slots, V) tables of probabilities, got "
+                        f"{type(exact).__name__} and {type(model).__name__}") from None
+    if p.shape != q.shape or p.ndim != 2:
+        raise ValueError(f"expected two (slots, V) tables of one shape, got {tuple(p.shape)} "
+                         f"and {tuple(q.shape)}")
+    if not (((p >= 0) & (p <= 1)).all() and ((q >= 0) & (q <= 1)).all()):  # NaN fails too
+        raise ValueError("exact and model must hold probabilities in [0, 1]: none negative, "
+                         "none above 1, none NaN")
+    # a float32 softmax sums to 1 within about 1e-6; 1e-4 leaves room and still catches a table
+    # that is not a distribution
+    if ((p.sum(1) - 1).abs() > 1e-4).any() or (q.sum(1) > 1 + 1e-4).any():
+        raise ValueError("each row of exact must sum to 1 and each row of model to 1 at most")
     seen = p > 0
     kl = torch.where(seen, p * (p / q.clamp_min(1e-300)).log(), torch.zeros_like(p)).sum(1)
     missing = (1 - q.sum(1)).clamp_min(0)  # the model's mass outside these words

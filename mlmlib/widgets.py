@@ -25,6 +25,7 @@ import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 from mlmlib import plots
+from mlmlib.plots._common import _labels, _mapping, _numbers
 
 __all__ = ["Explorer", "mask_picker", "neg_log_slider", "slot_sliders", "softmax_sliders"]
 
@@ -61,7 +62,9 @@ class Explorer(widgets.VBox):
 
 
 def _probability_slider(description: str, value: float) -> widgets.FloatSlider:
-    return widgets.FloatSlider(value=value, min=0.001, max=1.0, step=0.001,
+    """A slider for a probability in (0, 1]; it reaches below 0.001 when ``value`` does."""
+    value = float(_numbers(value, f"slider {description!r}: p", 0, 1, above=True, ndim=0))
+    return widgets.FloatSlider(value=value, min=min(0.001, value), max=1.0, step=0.001,
                                description=description, readout_format=".3f",
                                continuous_update=False,
                                style={"description_width": "initial"})
@@ -69,8 +72,12 @@ def _probability_slider(description: str, value: float) -> widgets.FloatSlider:
 
 def softmax_sliders(scores: Sequence[float], words: Sequence[str],
                     truth: str | None = None) -> Explorer:
-    """A slider per word's score; the three-stage softmax figure follows them."""
-    sliders = [widgets.FloatSlider(value=float(s), min=-5.0, max=5.0, step=0.1,
+    """A slider per word's score, from -5 to 5 (further when a score is); the figure follows."""
+    scores, words = _numbers(scores, "scores", ndim=1), _labels(words, "words")
+    if len(scores) != len(words):
+        raise ValueError(f"{len(words)} words but {len(scores)} scores")
+    sliders = [widgets.FloatSlider(value=float(s), min=min(-5.0, float(s)),
+                                   max=max(5.0, float(s)), step=0.1,
                                    description=f"score({w})", continuous_update=False,
                                    style={"description_width": "initial"})
                for s, w in zip(scores, words, strict=True)]
@@ -81,6 +88,8 @@ def softmax_sliders(scores: Sequence[float], words: Sequence[str],
 
 def neg_log_slider(p: float = 0.5, points: dict[str, float] | None = None) -> Explorer:
     """A slider for the probability of the truth, shown as a point on the ``-log p`` curve."""
+    if "your p" in _mapping(points, "points", "label -> p", empty=True):
+        raise ValueError("points cannot use the label 'your p': it names the slider's point")
     slider = _probability_slider("P(truth)", p)
     return Explorer([slider],
                     lambda: plots.neg_log_curve({**(points or {}), "your p": slider.value}),
@@ -89,6 +98,9 @@ def neg_log_slider(p: float = 0.5, points: dict[str, float] | None = None) -> Ex
 
 def slot_sliders(probs: dict[str, float]) -> Explorer:
     """One slider per masked slot's probability; the dials and the loss tower follow them."""
+    probs = _mapping(probs, "probs", "slot name -> probability of the truth")
+    if not all(isinstance(name, str) for name in probs):
+        raise TypeError(f"probs' slot names must be strings, got {list(probs)}")
     sliders = [_probability_slider(name, p) for name, p in probs.items()]
     return Explorer(sliders,
                     lambda: plots.slots_and_tower({s.description: s.value for s in sliders}),
@@ -97,6 +109,7 @@ def slot_sliders(probs: dict[str, float]) -> Explorer:
 
 def mask_picker(tokens: Sequence[str]) -> Explorer:
     """A toggle button per token: click to hide it; the picture shows M and what is read."""
+    tokens = _labels(tokens, "tokens")
     buttons = [widgets.ToggleButton(value=False, description=f"{i + 1}: {t}",
                                     layout=widgets.Layout(width="auto"))
                for i, t in enumerate(tokens)]

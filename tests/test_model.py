@@ -121,44 +121,167 @@ def test_empty_m_in_a_batch_gives_zero_loss():
     assert out.loss.item() == 0.0 and out.logits.shape == (0, 60)
 
 
-@pytest.mark.parametrize(
-    ("kwargs", "error", "message"),
-    [
-        ({"input_ids": torch.tensor([[2, 60]])}, ValueError, "token id 60 is outside"),
-        ({"input_ids": torch.tensor([[2, -1]])}, ValueError, "outside the vocabulary"),
-        ({"input_ids": torch.ones(1, 25, dtype=torch.long)}, ValueError,
-         "25 tokens are longer than max_position 24"),
-        ({"input_ids": torch.ones(1, 5)}, TypeError, "integer tensor"),
-        ({"input_ids": torch.ones(5, dtype=torch.long)}, ValueError, "shape (B, T)"),
-        ({"input_ids": torch.ones(1, 5, dtype=torch.long),
-          "attention_mask": torch.ones(1, 4, dtype=torch.long)}, ValueError,
-         "attention_mask has shape (1, 4)"),
-        ({"input_ids": torch.ones(1, 5, dtype=torch.long),
-          "attention_mask": torch.full((1, 5), 2)}, ValueError, "1 (a real token) or 0"),
-        ({"input_ids": torch.ones(1, 5, dtype=torch.long),
-          "token_type_ids": torch.full((1, 5), 2)}, ValueError, "token_type_ids must lie"),
-        ({"input_ids": torch.ones(1, 5, dtype=torch.long),
-          "labels": torch.ones(1, 6, dtype=torch.long)}, ValueError, "labels has shape"),
-        ({"input_ids": torch.ones(1, 5, dtype=torch.long),
-          "is_next": torch.tensor([True])}, ValueError, "no NSP head"),
-        ({"input_ids": torch.ones(1, 5, dtype=torch.long), "score_all": False}, ValueError,
-         "needs labels"),
-        ({"input_ids": torch.ones(1, 3, dtype=torch.long),
-          "labels": torch.tensor([[-100, 60, -100]])}, ValueError,
-         "label 60 is outside the vocabulary of 60"),
-    ],
-)
-def test_bad_input(kwargs, error, message):
-    model = MiniBert(BertConfig(**TINY))
-    with pytest.raises(error) as info:
-        model(**kwargs)
-    assert message in str(info.value)
+MODEL = MiniBert(BertConfig(**TINY))  # the bad-input cases' model (read only)
+NSP = MiniBert(BertConfig(**TINY, nsp=True))
+IDS = torch.ones(1, 5, dtype=torch.long)
+LONG = {"dtype": torch.long}
 
 
-def test_bad_config():
-    with pytest.raises(ValueError, match="multiple of num_heads"):
-        BertConfig(hidden_size=30, num_heads=4)
-    with pytest.raises(ValueError, match="vocab_size must be a positive"):
-        BertConfig(vocab_size=0)
-    with pytest.raises(ValueError, match="dropout must lie"):
-        BertConfig(dropout=1.0)
+def fed(**kwargs):
+    """A call of MODEL with ``input_ids=IDS`` and ``kwargs`` (which may replace it)."""
+    return lambda: MODEL(**{"input_ids": IDS, **kwargs})
+
+
+def config(**changes):
+    return lambda: BertConfig(**{**TINY, **changes})
+
+
+def changed_later(**changes):
+    """A config made valid, then changed: MiniBert checks it again."""
+    def call():
+        cfg = BertConfig(**TINY)
+        for name, value in changes.items():
+            setattr(cfg, name, value)
+        return MiniBert(cfg)
+    return call
+
+
+def case(call, error, *words, id):
+    return pytest.param(call, error, words, id=id)
+
+
+@pytest.mark.parametrize(("call", "error", "words"), [
+    # the forward pass
+    case(fed(input_ids=torch.tensor([[2, 60]])), ValueError, "token id 60 is outside",
+         id="id-too-big"),
+    case(fed(input_ids=torch.tensor([[2, -1]])), ValueError, "token id -1", "outside",
+         id="id-negative"),
+    case(fed(input_ids=torch.tensor([[2, 200]], dtype=torch.uint8)), ValueError,
+         "token id 200", "outside the vocabulary of 60", id="id-uint8-too-big"),
+    case(fed(labels=torch.tensor([[156, 5, 156, 156, 156]], dtype=torch.uint8)), TypeError,
+         "labels", "uint8", "IGNORE_INDEX", id="labels-uint8"),
+    case(fed(input_ids=torch.ones(1, 25, **LONG)), ValueError,
+         "25 tokens are longer than max_position 24", id="too-long"),
+    case(fed(input_ids=torch.ones(1, 5)), TypeError, "input_ids", "integer ids", "float32",
+         id="ids-float"),
+    case(fed(input_ids=torch.ones(1, 5, dtype=torch.bool)), TypeError, "input_ids", "bool",
+         id="ids-bool"),
+    case(fed(input_ids=torch.ones(1, 5, dtype=torch.complex64)), TypeError, "input_ids",
+         "complex64", id="ids-complex"),
+    case(fed(input_ids=[[2, 5, 3]]), TypeError, "input_ids", "torch tensor", "list",
+         id="ids-list"),
+    case(fed(input_ids=torch.ones(5, **LONG)), ValueError, "shape (b, t)", id="ids-1d"),
+    case(fed(input_ids=torch.ones(0, 5, **LONG)), ValueError, "input_ids is empty", "(0, 5)",
+         id="empty-batch"),
+    case(fed(input_ids=torch.ones(2, 0, **LONG)), ValueError, "input_ids is empty", "(2, 0)",
+         id="empty-sequences"),
+    case(fed(input_ids=torch.ones(1, 5, **LONG, device="meta")), ValueError, "input_ids",
+         "meta", "cpu", id="ids-other-device"),
+    case(fed(attention_mask=torch.ones(1, 4, **LONG)), ValueError,
+         "attention_mask has shape (1, 4)", id="mask-shape"),
+    case(fed(attention_mask=torch.full((1, 5), 2)), ValueError, "attention_mask",
+         "1 (a real token) or 0", id="mask-two"),
+    case(fed(attention_mask=torch.full((1, 5), 0.5)), ValueError, "attention_mask",
+         "1 (a real token) or 0", id="mask-half"),
+    case(fed(attention_mask=torch.full((1, 5), float("nan"))), ValueError, "attention_mask",
+         "1 (a real token) or 0", id="mask-nan"),
+    case(fed(attention_mask=torch.zeros(1, 5, **LONG)), ValueError, "row 0", "attention_mask",
+         "all 0", id="mask-hides-a-row"),
+    case(fed(attention_mask=[[1] * 5]), TypeError, "attention_mask", "list", id="mask-list"),
+    case(fed(attention_mask=torch.ones(1, 5, dtype=torch.complex64)), TypeError,
+         "attention_mask", "complex64", id="mask-complex"),
+    case(fed(token_type_ids=torch.full((1, 5), 2)), ValueError, "token_type_ids must lie",
+         id="segment-too-big"),
+    case(fed(token_type_ids=torch.zeros(1, 5)), TypeError, "token_type_ids", "float32",
+         id="segment-float"),
+    case(fed(token_type_ids=torch.zeros(1, 5, dtype=torch.bool)), TypeError, "token_type_ids",
+         "bool", id="segment-bool"),
+    case(fed(token_type_ids=torch.zeros(1, 6, **LONG)), ValueError, "token_type_ids has shape",
+         id="segment-shape"),
+    case(fed(labels=torch.ones(1, 6, **LONG)), ValueError, "labels has shape", id="labels-shape"),
+    case(fed(input_ids=torch.ones(1, 3, **LONG), labels=torch.tensor([[-100, 60, -100]])),
+         ValueError, "label 60 is outside the vocabulary of 60", id="label-too-big"),
+    case(fed(labels=torch.full((1, 5), -100.0)), TypeError, "labels", "float32",
+         id="labels-float"),
+    case(fed(labels=torch.ones(1, 5, dtype=torch.bool)), TypeError, "labels", "bool",
+         id="labels-bool"),
+    case(fed(labels=[[-100] * 5]), TypeError, "labels", "list", id="labels-list"),
+    case(fed(is_next=torch.tensor([True])), ValueError, "no NSP head", id="is-next-without-nsp"),
+    case(lambda: NSP(IDS, is_next=torch.tensor([True, False])), ValueError, "is_next",
+         "shape (2,)", id="is-next-shape"),
+    case(lambda: NSP(IDS, is_next=torch.tensor([0.5])), TypeError, "is_next", "float32",
+         id="is-next-float"),
+    case(lambda: NSP(IDS, is_next=torch.tensor([2])), ValueError, "is_next", "0/1",
+         id="is-next-two"),
+    case(lambda: NSP(IDS, is_next=[True]), TypeError, "is_next", "list", id="is-next-list"),
+    case(fed(score_all=False), ValueError, "needs labels", id="sparse-without-labels"),
+    case(fed(score_all="yes"), TypeError, "score_all", id="score-all-str"),
+    case(fed(return_attention=1), TypeError, "return_attention", id="return-attention-int"),
+    case(lambda: MODEL.encode(torch.ones(1, 5)), TypeError, "input_ids", "float32",
+         id="encode-float-ids"),
+    case(lambda: MODEL.score(torch.ones(2, 31)), ValueError, "(..., 32)", "(2, 31)",
+         id="score-width"),
+    case(lambda: MODEL.score(torch.ones(2, 32, **LONG)), TypeError, "float tensor", "int64",
+         id="score-int"),
+    # the configuration
+    case(config(hidden_size=30, num_heads=4), ValueError, "multiple of num_heads",
+         id="heads-do-not-divide"),
+    case(config(vocab_size=0), ValueError, "vocab_size must be a positive", id="vocab-zero"),
+    case(config(num_layers=-1), ValueError, "num_layers", "positive", id="layers-negative"),
+    case(config(type_vocab_size=0), ValueError, "type_vocab_size", "positive",
+         id="type-vocab-zero"),
+    case(config(hidden_size=32.0), TypeError, "hidden_size", "float", id="size-float"),
+    case(config(num_layers=True), TypeError, "num_layers", "bool", id="size-bool"),
+    case(config(max_position="24"), TypeError, "max_position", "str", id="size-str"),
+    case(config(dropout=1.0), ValueError, "dropout must lie", id="dropout-one"),
+    case(config(attention_dropout=-0.1), ValueError, "attention_dropout", "[0, 1)",
+         id="attention-dropout-negative"),
+    case(config(dropout=float("nan")), ValueError, "dropout", "finite", id="dropout-nan"),
+    case(config(dropout="0.1"), TypeError, "dropout", "real number", id="dropout-str"),
+    case(config(layer_norm_eps=-1e-12), ValueError, "layer_norm_eps", "positive",
+         id="eps-negative"),
+    case(config(layer_norm_eps=0.0), ValueError, "layer_norm_eps", "positive", id="eps-zero"),
+    case(config(layer_norm_eps=float("inf")), ValueError, "layer_norm_eps", "finite",
+         id="eps-inf"),
+    case(config(initializer_range=0.0), ValueError, "initializer_range", "positive",
+         id="init-zero"),
+    case(config(initializer_range=-0.02), ValueError, "initializer_range", "positive",
+         id="init-negative"),
+    case(config(initializer_range=True), TypeError, "initializer_range", "bool",
+         id="init-bool"),
+    case(config(pad_token_id=-1), ValueError, "pad_token_id -1", "outside", id="pad-negative"),
+    case(config(pad_token_id=60), ValueError, "pad_token_id 60", "outside", id="pad-too-big"),
+    case(config(pad_token_id=0.0), TypeError, "pad_token_id", "float", id="pad-float"),
+    case(config(nsp="no"), TypeError, "nsp", "true or false", id="nsp-str"),
+    case(changed_later(layer_norm_eps=-1.0), ValueError, "layer_norm_eps", id="changed-later"),
+    case(lambda: MiniBert(TINY), TypeError, "BertConfig", "dict", id="config-dict"),
+    case(lambda: MiniBert(BertConfig(**TINY), rng="seven"), TypeError, "rng", "str",
+         id="rng-str"),
+])
+def test_bad_input_model(refuses, call, error, words):
+    refuses(call, error, *words)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int16, torch.int8, torch.uint8])
+def test_every_integer_dtype_gives_the_int64_result(dtype):
+    model = MiniBert(BertConfig(**{**TINY, "vocab_size": 300})).eval()  # 300: past int8's 127
+    ids, mask, labels = batch()
+    ids[0, 4] = 120 if dtype in (torch.int8, torch.uint8) else 299
+    types = torch.zeros_like(ids)
+    types[:, 6:] = 1
+    want = model(ids, attention_mask=mask, token_type_ids=types)
+    got = model(ids.to(dtype), attention_mask=mask.to(dtype), token_type_ids=types.to(dtype))
+    assert torch.equal(want.logits, got.logits)
+    if dtype != torch.uint8:  # uint8 cannot hold IGNORE_INDEX = -100
+        labels[0, 4] = ids[0, 4]
+        want = model(ids, attention_mask=mask, labels=labels)
+        got = model(ids.to(dtype), attention_mask=mask, labels=labels.to(dtype))
+        assert torch.equal(want.logits, got.logits) and torch.equal(want.loss, got.loss)
+
+
+def test_bool_and_float_masks_give_the_int_result():
+    model = MiniBert(BertConfig(**TINY)).eval()
+    ids, mask, _ = batch(pad_from=8)
+    want = model(ids, attention_mask=mask).logits
+    for other in (mask.bool(), mask.float()):
+        assert torch.equal(model(ids, attention_mask=other).logits, want)

@@ -49,7 +49,7 @@ def test_grouped_bars_neg_log_curve_and_tower():
         plots.neg_log_curve({"bad": 0.0})
     fig = plots.loss_tower({"slot 3": 0.9163, "slot 5": 1.6094})
     assert sum(p.get_height() for p in fig.axes[0].patches) == pytest.approx(2.5257)
-    with pytest.raises(ValueError, match="cannot be negative"):
+    with pytest.raises(ValueError, match=r"the loss 'x' must lie in \[0, inf\]"):
         plots.loss_tower({"x": -1.0})
 
 

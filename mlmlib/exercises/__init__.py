@@ -6,8 +6,10 @@ mistakes and say which one it looks like: a forgotten minus sign, ``log10`` (or 
 instead of the natural log, the probability instead of its ``-log``, the score of the top word
 instead of the true one, summing over every word, softmax without subtracting the maximum (it
 overflows at scores of 1000). Each checker returns a :class:`Verdict` - true when the answer
-is right, shown as its message in a notebook or by ``print`` - and never raises, whatever it
-is given.
+is right, shown as its message in a notebook or by ``print`` - and never raises, whatever
+answer it is given (a string where a number is expected gets "Not answered yet: ..."). The
+exercise's own settings, which the chapter passes in (the scores, a rate, the measured losses),
+are checked too: a bad one raises a ``ValueError`` or ``TypeError`` that names it.
 
 Does not: teach the answer - the chapters' solution dropdowns do that - or grade anything
 outside the course.

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from mlmlib.exercises._common import Verdict, _check_number, _no, _yes
+from mlmlib.exercises._common import Verdict, _check_number, _no, _setting, _settings, _yes
 
 
 def check_direction_over_seeds(answer, before: Sequence[float], after: Sequence[float],
@@ -25,12 +25,17 @@ def check_direction_over_seeds(answer, before: Sequence[float], after: Sequence[
     A direction counts as measured only when every seed shows it; when the seeds disagree the
     verdict says that the experiment cannot settle the question at this budget.
     """
-    if len(before) != len(after) or not before:
+    before, after = _settings(before, "before"), _settings(after, "after")
+    if len(before) != len(after):
         raise ValueError("before and after need one value per seed, and at least one seed")
     if not isinstance(answer, str) or answer.strip().lower() not in ("higher", "lower"):
         return _no('Not answered yet: predict "higher" or "lower".')
     ups = sum(b > a for a, b in zip(before, after, strict=True))
+    ties = sum(b == a for a, b in zip(before, after, strict=True))
     n = len(before)
+    if ties:
+        return _no(f"The seeds cannot settle it: {what} came out the same on {ties} of {n} "
+                   "seeds; no prediction can be checked.")
     if 0 < ups < n:
         return _no(f"The seeds disagree: {what} came out higher on {ups} of {n} seeds, so this "
                    "experiment cannot settle it; no prediction can be checked.")
@@ -53,8 +58,10 @@ def check_pointwise_information(answer, p_joint: float, p_a: float, p_b: float) 
     of the pair scored jointly.
     """
     for name, p in (("p_joint", p_joint), ("p_a", p_a), ("p_b", p_b)):
-        if not 0 < p <= 1:
-            raise ValueError(f"{name} must be a probability in (0, 1], got {p}")
+        _setting(p, f"{name} (a probability)", 0, 1, above=True)
+    if p_joint > min(p_a, p_b):
+        raise ValueError(f"p_joint = {p_joint} cannot exceed p_a = {p_a} or p_b = {p_b}: "
+                         "P(a, b) <= P(a) and P(a, b) <= P(b)")
     expected = math.log(p_joint) - math.log(p_a) - math.log(p_b)
     mistakes = {
         "the sign is flipped: it is log P(a, b) minus the two marginal logs": -expected,

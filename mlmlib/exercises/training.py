@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import math
 
-from mlmlib.exercises._common import Verdict, _as_number, _check_number, _no, _yes
+from mlmlib.exercises._common import Verdict, _as_number, _check_number, _no, _setting, _yes
 
 
 def bert_parameter_count(vocab_size: int, hidden: int, layers: int, intermediate: int,
                          max_position: int, type_vocab: int = 2) -> int:
     """The number of weights in a BERT masked-LM model (tied decoder, no pooler)."""
+    for name, value in (("vocab_size", vocab_size), ("hidden", hidden), ("layers", layers),
+                        ("intermediate", intermediate), ("max_position", max_position),
+                        ("type_vocab", type_vocab)):
+        _setting(value, name, 1, whole=True)
     d, i = hidden, intermediate
     embeddings = (vocab_size + max_position + type_vocab) * d + 2 * d  # + LayerNorm
     block = (3 * d * d + 3 * d) + (d * d + d) + 2 * d + (d * i + i) + (i * d + d) + 2 * d
@@ -53,8 +57,12 @@ def check_parameter_count(answer, vocab_size: int, hidden: int, layers: int,
 
 def check_direction(answer, before: float, after: float, what: str = "the eval loss") -> Verdict:
     """Check a prediction, "higher" or "lower", against two measured values."""
+    before, after = _setting(before, "before"), _setting(after, "after")
     if not isinstance(answer, str) or answer.strip().lower() not in ("higher", "lower"):
         return _no('Not answered yet: predict "higher" or "lower".')
+    if after == before:
+        return _no(f"The measurement is a tie: {what} came out the same, so no prediction can "
+                   "be checked.")
     measured = "higher" if after > before else "lower"
     if answer.strip().lower() == measured:  # (no numbers here: they depend on the hardware)
         return _yes(f"Your prediction matches: {what} came out {measured}.")
@@ -63,12 +71,13 @@ def check_direction(answer, before: float, after: float, what: str = "the eval l
 
 def check_perplexity(answer, loss: float) -> Verdict:
     """Check a number: the perplexity that goes with a mean MLM loss (natural log)."""
+    loss = _setting(loss, "loss", 0, 700)  # e**710 overflows a float
     expected = math.exp(loss)
     mistakes = {
         "that is 2 to the power of the loss; the loss uses the natural log, so take e to it":
             2.0**loss,
         "that is 10 to the power of the loss; the loss uses the natural log, so take e to it":
-            10.0**loss,
+            10.0**loss if loss < 308 else math.inf,
         "that is the loss itself; the perplexity is e to the power of the loss": loss,
         "that is e to the power of minus the loss, a probability; the perplexity is e^loss":
             math.exp(-loss),
@@ -78,6 +87,7 @@ def check_perplexity(answer, loss: float) -> Verdict:
 
 def check_excess_loss(answer, loss: float, floor: float) -> Verdict:
     """Check a number: how many nats a model's mean loss lies above the exact floor."""
+    loss, floor = _setting(loss, "loss", 0), _setting(floor, "floor", 0, above=True)
     expected = loss - floor
     mistakes = {
         "that is the ratio loss / floor; the question asks for the difference in nats":

@@ -25,6 +25,7 @@ from mlmlib.exercises._common import (
     _check_number,
     _close,
     _no,
+    _settings,
     _verdict_for_number,
     _yes,
 )
@@ -122,6 +123,9 @@ def check_labels(fn) -> Verdict:
 
 def check_missing_probability(answer, known: Sequence[float]) -> Verdict:
     """Check a number: the one probability missing from a distribution whose others are known."""
+    known = _settings(known, "known", 0, 1)
+    if sum(known) > 1 + 1e-9:
+        raise ValueError(f"known probabilities sum to {sum(known):g}, more than 1")
     expected = 1 - sum(known)
     mistakes = {
         "probabilities of all the words add up to 1: subtract *all* the known ones from 1":
@@ -147,12 +151,13 @@ def check_softmax(fn) -> Verdict:
         if error:
             return _no(f"Not yet: on scores {scores} your function raised {error}.")
         try:
-            got = np.asarray(result.detach() if hasattr(result, "detach") else result,
-                             dtype=float)
+            got = np.asarray(result.detach() if hasattr(result, "detach") else result)
+            kind = "complex numbers" if np.iscomplexobj(got) else f"shape {got.shape}"
+            got = None if np.iscomplexobj(got) else got.astype(float)
         except (TypeError, ValueError):
-            got = None
+            got, kind = None, type(result).__name__
         if got is None or got.shape != expected.shape:
-            shape = "nothing (None)" if result is None else f"shape {getattr(got, 'shape', '?')}"
+            shape = "nothing (None)" if result is None else kind
             return _no(f"Not yet: on scores {scores} expected {len(scores)} probabilities, "
                        f"got {shape}.")
         if not np.all(np.isfinite(got)):

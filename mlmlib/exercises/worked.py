@@ -14,11 +14,28 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from mlmlib.exercises._common import FOUR_DECIMALS, Verdict, _check_number, _no, _yes
+from mlmlib.exercises._common import (
+    FOUR_DECIMALS,
+    Verdict,
+    _check_number,
+    _no,
+    _setting,
+    _settings,
+    _yes,
+)
+
+
+def _shares(rate: float, mask_prob: float, random_prob: float) -> None:
+    """The masking settings: three probabilities; the [MASK] and random shares add to 1 at most."""
+    for name, p in (("rate", rate), ("mask_prob", mask_prob), ("random_prob", random_prob)):
+        _setting(p, name, 0, 1)
+    if mask_prob + random_prob > 1 + 1e-12:
+        raise ValueError(f"mask_prob + random_prob = {mask_prob + random_prob:g} is more than 1")
 
 
 def check_empty_probability(answer, n: int, rate: float = 0.15) -> Verdict:
     """Check a number: how often the Bernoulli rule leaves all ``n`` tokens unmasked."""
+    n, rate = _setting(n, "n", 0, whole=True), _setting(rate, "rate", 0, 1)
     expected = (1 - rate) ** n
     mistakes = {
         "that is the chance that every token is masked, rate**n": rate**n,
@@ -38,6 +55,9 @@ def check_random_branch_probability(answer, mask_prob: float = 0.8,
     Hugging Face's collator first writes [MASK] with probability ``mask_prob``, then, among the
     positions left, draws the random word with a *conditional* probability.
     """
+    _shares(0.0, mask_prob, random_prob)
+    if mask_prob == 1:
+        raise ValueError("mask_prob is 1: no position is left after the [MASK] draw")
     expected = random_prob / (1 - mask_prob)
     mistakes = {
         f"{random_prob:g} is the share of all targets; among the {1 - mask_prob:.0%} left "
@@ -53,6 +73,8 @@ def check_random_branch_probability(answer, mask_prob: float = 0.8,
 def check_branch_counts(answer, total_tokens: int, rate: float = 0.15, mask_prob: float = 0.8,
                         random_prob: float = 0.1) -> Verdict:
     """Check four numbers: (targets, [MASK], random, unchanged) for a corpus of this size."""
+    _setting(total_tokens, "total_tokens", 0, whole=True)
+    _shares(rate, mask_prob, random_prob)
     targets = total_tokens * rate
     expected = [targets, targets * mask_prob, targets * random_prob,
                 targets * (1 - mask_prob - random_prob)]
@@ -64,6 +86,8 @@ def check_branch_counts(answer, total_tokens: int, rate: float = 0.15, mask_prob
                    "unchanged).")
     if len(values) != 4:
         return _no(f"Not yet: expected four numbers, got {len(values)}.")
+    if not all(math.isfinite(v) for v in values):
+        return _no(f"Not yet: expected four finite numbers, got {values}.")
     for name, value, want in zip(names, values, expected, strict=True):
         if math.isclose(value, want, rel_tol=1e-6, abs_tol=0.5):
             continue
@@ -84,6 +108,8 @@ def check_branch_counts(answer, total_tokens: int, rate: float = 0.15, mask_prob
 
 def check_total_loss(answer, slot_probs: Sequence[float], nsp_prob: float) -> Verdict:
     """Check a number: the total BERT loss, MLM summed over the slots plus NSP."""
+    slot_probs = _settings(slot_probs, "slot_probs", 0, 1, above=True)  # -log 0 is infinite
+    nsp_prob = _setting(nsp_prob, "nsp_prob", 0, 1, above=True)
     mlm = sum(-math.log(p) for p in slot_probs)
     nsp = -math.log(nsp_prob)
     mistakes = {

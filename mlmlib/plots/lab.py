@@ -20,7 +20,15 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from mlmlib.plots._common import FONT_SIZE, OKABE_ITO, _axes, _single_axes
+from mlmlib.plots._common import (
+    FONT_SIZE,
+    OKABE_ITO,
+    _axes,
+    _labels,
+    _mapping,
+    _numbers,
+    _single_axes,
+)
 
 _COLOURS = [OKABE_ITO[c] for c in ("blue", "vermillion", "green", "orange", "purple", "sky")]
 _MARKERS = ["o", "s", "^", "D", "v", "P"]
@@ -49,16 +57,29 @@ def lines_with_spread(x: Sequence[float], series: dict[str, tuple], xlabel: str 
             ``log |V|``).
         log_x: a logarithmic horizontal axis.
     """
-    fig, ax = _single_axes(ax, (6.4, 4.2))
-    for k, (name, (mean, low, high)) in enumerate(series.items()):
+    x = _numbers(x, "x", 0 if log_x else -np.inf, above=log_x, ndim=1)  # log: x > 0
+    series = _mapping(series, "series", "name -> (mean, low, high)")
+    for name, band in series.items():
+        if not (isinstance(band, tuple | list) and len(band) == 3):
+            raise TypeError(f"series {name!r} must be three sequences (mean, low, high)")
+        mean, low, high = (_numbers(v, f"series {name!r}", ndim=1) for v in band)
         if not len(mean) == len(low) == len(high) == len(x):
             raise ValueError(f"series {name!r} needs {len(x)} means, lows and highs")
+        slack = 1e-9 * (1 + np.abs(mean))  # a mean of equal values may differ in its last bit
+        if (low > mean + slack).any() or (mean > high + slack).any():
+            raise ValueError(f"series {name!r}: each mean must lie between its low and high")
+        series[name] = (mean, low, high)
+    lines = _mapping(lines, "lines", "name -> value", empty=True)
+    for name, value in lines.items():
+        lines[name] = float(_numbers(value, f"line {name!r}", ndim=0))
+    fig, ax = _single_axes(ax, (6.4, 4.2))
+    for k, (name, (mean, low, high)) in enumerate(series.items()):
         colour = _COLOURS[k % len(_COLOURS)]
         ax.plot(x, mean, linestyle=_STYLES[k % 6], marker=_MARKERS[k % 6], color=colour,
                 linewidth=2, label=name)
         if not np.allclose(low, high):
             ax.fill_between(x, low, high, color=colour, alpha=0.2, linewidth=0)
-    for name, value in (lines or {}).items():
+    for name, value in lines.items():
         ax.axhline(value, linestyle=":", color=OKABE_ITO["black"], linewidth=1.4)
         ax.annotate(f"{name} ({value:.3f})", (0.01, value), xycoords=("axes fraction", "data"),
                     xytext=(0, 3), textcoords="offset points", fontsize=FONT_SIZE - 2)
@@ -78,12 +99,19 @@ def reliability_diagram(model_mean: Sequence[float], exact_mean: Sequence[float]
     model means what it says; below it, the model is over-confident. Point areas grow with
     the bin's count; both axes are logarithmic, because most pairs have tiny probabilities.
     """
-    model_mean, exact_mean = np.asarray(model_mean, float), np.asarray(exact_mean, float)
-    counts = np.asarray(counts, float)
-    if not len(model_mean) == len(exact_mean) == len(counts):
+    counts = _numbers(counts, "counts", 0, ndim=1)
+    means = [np.asarray([np.nan if v is None else v for v in m], dtype=object)  # None: empty bin
+             for m in (model_mean, exact_mean)]
+    if not len(means[0]) == len(means[1]) == len(counts):
         raise ValueError("model_mean, exact_mean and counts must have one value per bin")
+    model_mean, exact_mean = (_numbers(list(m[counts > 0]), name, 0, 1)
+                              for m, name in zip(means, ("model_mean", "exact_mean"), strict=True))
+    counts = counts[counts > 0]
+    keep = (model_mean > 0) & (exact_mean > 0)
+    if not keep.any():
+        raise ValueError("no bin to draw: every bin is empty or has a mean of 0 (the axes are "
+                         "logarithmic)")
     fig, ax = _single_axes(ax, (5.0, 4.6))
-    keep = (counts > 0) & (model_mean > 0) & (exact_mean > 0)
     low = min(model_mean[keep].min(), exact_mean[keep].min()) / 2
     ax.plot([low, 1], [low, 1], linestyle="--", color=OKABE_ITO["black"], linewidth=1,
             label="perfectly calibrated")
@@ -101,7 +129,9 @@ def joint_and_product(rows: Sequence[str], cols: Sequence[str], joint, product,
                       row_label: str = "", col_label: str = "", ax=None) -> Figure:
     """Two heat maps, one above the other: a joint table of two blanks and the product of its
     marginals (what scoring the blanks independently assumes), with the same colour scale."""
-    joint, product = np.asarray(joint, float), np.asarray(product, float)
+    rows, cols = _labels(rows, "rows"), _labels(cols, "cols")
+    joint, product = (_numbers(t, name, 0, 1) for t, name in ((joint, "joint"),
+                                                               (product, "product")))
     if joint.shape != (len(rows), len(cols)) or product.shape != joint.shape:
         raise ValueError(f"both tables must be {len(rows)} x {len(cols)}")
     fig, axes = _axes(ax, 2, (6.4, 7.2))

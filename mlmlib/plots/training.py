@@ -10,17 +10,28 @@ numbers in - or draw the walkthrough's and the worked examples' figures.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
 
-from mlmlib.plots._common import FONT_SIZE, OKABE_ITO, OTHER_COLOUR, TRUTH_COLOUR, _single_axes
+from mlmlib.plots._common import (
+    FONT_SIZE,
+    OKABE_ITO,
+    OTHER_COLOUR,
+    TRUTH_COLOUR,
+    _labels,
+    _mapping,
+    _numbers,
+    _positions,
+    _single_axes,
+)
 
 
 def top_words(words: Sequence[str], probs: Sequence[float], truth: str | None = None,
               title: str | None = None, ax=None) -> Figure:
     """Horizontal bars of the most likely words, the most likely on top; the truth hatched."""
+    words, probs = _labels(words, "words"), _numbers(probs, "probs", 0, 1, ndim=1)
     if len(words) != len(probs):
         raise ValueError(f"{len(words)} words but {len(probs)} probabilities")
     fig, ax = _single_axes(ax, (5.2, 0.45 * len(words) + 1.2))
@@ -43,8 +54,18 @@ def top_words(words: Sequence[str], probs: Sequence[float], truth: str | None = 
 def training_curve(history: Sequence[dict], baselines: dict[str, float] | None = None,
                    ax=None) -> Figure:
     """Eval loss against training steps, with horizontal lines for the baselines."""
+    if isinstance(history, Mapping | str) or not isinstance(history, Sequence):
+        raise TypeError(f"history must be a list of dicts (one per evaluation), got "
+                        f"{type(history).__name__}")
     if not history:
         raise ValueError("the history is empty: train for at least one evaluation")
+    for k, h in enumerate(history):
+        if not isinstance(h, Mapping) or not {"step", "eval_loss"} <= h.keys():
+            raise ValueError(f"history[{k}] must be a dict with 'step' and 'eval_loss', got {h!r}")
+        _numbers([h["step"], h["eval_loss"]], f"history[{k}]'s step and eval_loss")
+    baselines = _mapping(baselines, "baselines", "name -> loss", empty=True)
+    for name, value in baselines.items():
+        baselines[name] = float(_numbers(value, f"baseline {name!r}", ndim=0))
     fig, ax = _single_axes(ax, (6.0, 4.0))
     steps = [h["step"] for h in history]
     ax.plot(steps, [h["eval_loss"] for h in history], "o-", color=OTHER_COLOUR, linewidth=2,
@@ -65,8 +86,10 @@ def training_curve(history: Sequence[dict], baselines: dict[str, float] | None =
 def attention_bars(tokens: Sequence[str], weights: Sequence[float], query: int,
                    ax=None) -> Figure:
     """How much one position (the query, hatched) attends to every position of the sentence."""
+    tokens, weights = _labels(tokens, "tokens"), _numbers(weights, "weights", 0, 1, ndim=1)
     if len(tokens) != len(weights):
         raise ValueError(f"{len(tokens)} tokens but {len(weights)} weights")
+    _positions([query], len(tokens), "query")
     fig, ax = _single_axes(ax, (max(4.5, 0.75 * len(tokens)), 3.4))
     colours = [TRUTH_COLOUR if i == query else OTHER_COLOUR for i in range(len(tokens))]
     bars = ax.bar(range(len(tokens)), weights, color=colours, edgecolor="black", linewidth=0.6)

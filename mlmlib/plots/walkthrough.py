@@ -25,6 +25,11 @@ from mlmlib.plots._common import (
     OTHER_COLOUR,
     TRUTH_COLOUR,
     _axes,
+    _given_axes,
+    _labels,
+    _mapping,
+    _numbers,
+    _positions,
     _single_axes,
 )
 
@@ -41,10 +46,11 @@ def token_row(tokens: Sequence[str], highlight: Sequence[int] = (),
         title: a line above the row.
         covered: positions whose word is hidden: drawn as a dark box with a "?".
     """
-    notes = notes or {}
-    for i in [*highlight, *notes, *covered]:
-        if not 0 <= i < len(tokens):
-            raise ValueError(f"position {i} is outside the {len(tokens)}-token row")
+    tokens = _labels(tokens, "tokens")
+    notes = _mapping(notes, "notes", "position -> text", empty=True)
+    highlight, covered = (_positions(v, len(tokens), name) for v, name in
+                          ((highlight, "highlight"), (covered, "covered")))
+    _positions(notes, len(tokens), "notes")
     fig, ax = _single_axes(ax, (max(4.0, 1.05 * len(tokens)), 1.9 if notes else 1.4))
     for i, tok in enumerate(tokens):
         marked = i in highlight
@@ -82,15 +88,14 @@ def reads_and_answers(tokens: Sequence[str], positions: Sequence[int],
 
     Positions count from 0; the picture labels them from 1, as the formulas do.
     """
-    positions = sorted(set(positions))
-    for i in positions:
-        if not 0 <= i < len(tokens):
-            raise ValueError(f"cannot mask position {i} in a {len(tokens)}-token sentence")
+    tokens = _labels(tokens, "tokens")
+    positions = sorted(set(_positions(positions, len(tokens), "positions",
+                                      "cannot mask position {p} in a {n}-token sentence")))
     if ax is None:
         fig = Figure(figsize=(max(4.0, 1.05 * len(tokens)), 3.4), layout="constrained")
         top, bottom = fig.subplots(2, 1)
     else:
-        top, bottom = list(np.atleast_1d(ax))
+        top, bottom = _given_axes(ax, 2)
         fig = top.figure
     reads = [mask_token if i in positions else t for i, t in enumerate(tokens)]
     token_row(reads, covered=positions, ax=top,
@@ -105,8 +110,7 @@ def reads_and_answers(tokens: Sequence[str], positions: Sequence[int],
 
 def probability_dial(p: float, label: str = "P(truth)", ax=None) -> Figure:
     """A half-circle dial from 0 to 1 with the needle at ``p``."""
-    if not 0 <= p <= 1:
-        raise ValueError(f"a probability must lie in [0, 1], got {p}")
+    p = float(_numbers(p, "p (a probability)", 0, 1, ndim=0))
     fig, ax = _single_axes(ax, (3.6, 2.3))
     angles = np.linspace(np.pi, 0, 200)
     for lo, hi, colour in [(0, 0.5, OKABE_ITO["vermillion"]), (0.5, 0.8, OKABE_ITO["yellow"]),
@@ -155,7 +159,8 @@ def softmax_stages(scores: Sequence[float], words: Sequence[str], truth: str | N
         truth: the true word, drawn hatched in vermillion; None highlights nothing.
         ax: three axes to draw on, or None for a new figure.
     """
-    scores = np.asarray(scores, dtype=float)
+    scores = _numbers(scores, "scores", ndim=1, high=700)  # exp(710) overflows a float
+    words = _labels(words, "words", unique=True)
     if len(words) != len(scores):
         raise ValueError(f"{len(words)} words but {len(scores)} scores")
     if truth is not None and truth not in words:
@@ -185,10 +190,10 @@ def neg_log_curve(points: dict[str, float] | None = None, log_x: bool = False,
         log_x: put ``p`` on a logarithmic axis, so tiny probabilities (1/30000) are visible.
         p_min: the left end of the curve.
     """
-    points = points or {}
+    points = _mapping(points, "points", "label -> p", empty=True)
     for name, p in points.items():
-        if not 0 < p <= 1:
-            raise ValueError(f"point {name!r}: p must lie in (0, 1], got {p}")
+        points[name] = float(_numbers(p, f"point {name!r}: p", 0, 1, above=True, ndim=0))
+    p_min = float(_numbers(p_min, "p_min", 0, 1, above=True, ndim=0))
     fig, ax = _single_axes(ax, (6.0, 4.0))
     low = min([p_min, *points.values()])
     p = np.geomspace(low, 1, 400) if log_x else np.linspace(low, 1, 400)
@@ -216,10 +221,9 @@ def neg_log_curve(points: dict[str, float] | None = None, log_x: bool = False,
 
 def loss_tower(parts: dict[str, float], title: str | None = None, ax=None) -> Figure:
     """One stacked bar: each part (a masked slot, or NSP) a block, the total on top."""
-    if not parts:
-        raise ValueError("loss_tower needs at least one part")
-    if any(v < 0 for v in parts.values()):
-        raise ValueError("a loss cannot be negative")
+    parts = _mapping(parts, "parts", "name -> loss")
+    for name, value in parts.items():  # a loss is -log p: never negative, finite unless p = 0
+        parts[name] = float(_numbers(value, f"the loss {name!r}", 0, ndim=0))
     colours = [OKABE_ITO[c] for c in ("blue", "orange", "green", "purple", "sky", "yellow")]
     hatches = [None, "//", "..", "xx", "\\\\", "--"]
     fig, ax = _single_axes(ax, (4.2, 4.6))
@@ -233,7 +237,7 @@ def loss_tower(parts: dict[str, float], title: str | None = None, ax=None) -> Fi
     ax.text(0, bottom * 1.02, f"total {bottom:.4f}", ha="center", va="bottom",
             fontsize=FONT_SIZE, fontweight="bold")
     ax.set_xlim(-0.5, 1.9)
-    ax.set_ylim(0, bottom * 1.15)
+    ax.set_ylim(0, bottom * 1.15 or 1.0)  # every part 0 (a perfect guess): still a scale
     ax.set_xticks([])
     ax.set_ylabel("loss (sum of $-\\log p$)", fontsize=FONT_SIZE)
     ax.tick_params(labelsize=FONT_SIZE)
@@ -245,18 +249,17 @@ def loss_tower(parts: dict[str, float], title: str | None = None, ax=None) -> Fi
 
 def slots_and_tower(probs: dict[str, float], ax=None) -> Figure:
     """One dial per masked slot on top, and their losses stacked into one tower below."""
-    if not probs:
-        raise ValueError("slots_and_tower needs at least one slot")
+    probs = _mapping(probs, "probs", "slot -> probability of the truth")
+    for name, p in probs.items():  # p = 0 would stack -log 0 = infinity
+        probs[name] = float(_numbers(p, f"slot {name!r}: p", 0, 1, above=True, ndim=0))
     if ax is None:
         fig = Figure(figsize=(max(4.5, 2.4 * len(probs)), 6.4), layout="constrained")
         grid = fig.add_gridspec(2, len(probs), height_ratios=[1, 2.2])
         dials = [fig.add_subplot(grid[0, k]) for k in range(len(probs))]
         tower = fig.add_subplot(grid[1, :])
     else:
-        *dials, tower = list(np.atleast_1d(ax))
+        *dials, tower = _given_axes(ax, len(probs) + 1)
         fig = tower.figure
-        if len(dials) != len(probs):
-            raise ValueError(f"this figure needs {len(probs) + 1} axes, got {len(dials) + 1}")
     for dial, (name, p) in zip(dials, probs.items(), strict=True):
         probability_dial(p, label=name, ax=dial)
     loss_tower({name: 0.0 - float(np.log(p)) for name, p in probs.items()}, ax=tower)
@@ -269,10 +272,8 @@ def edge_cases(ax=None) -> Figure:
         fig = Figure(figsize=(7.0, 6.2), layout="constrained")
         axes = list(fig.subplots(2, 2).ravel())
     else:
-        axes = list(np.atleast_1d(ax).ravel())
+        axes = _given_axes(ax, 4)
         fig = axes[0].figure
-    if len(axes) != 4:
-        raise ValueError(f"this figure needs 4 axes, got {len(axes)}")
     a, b, c, d = axes
     for axis, text in [(a, "no masked slot:\nthe empty sum is 0"),
                        (b, "every slot: $-\\log 1 = 0$\n0 + 0 = 0")]:
@@ -305,7 +306,9 @@ def edge_cases(ax=None) -> Figure:
 
 def slot_loss_of(scores: Sequence[float], target: int) -> float:
     """``-log softmax(scores)[target]``, for the pictures (the loss module does the real work)."""
-    return float(0.0 - np.log(softmax(scores)[target]))
+    probs = softmax(scores)
+    _positions([target], len(probs), "target", "word {p} is outside the {n}-word vocabulary")
+    return float(0.0 - np.log(probs[target]))
 
 
 PIPELINE = (
@@ -324,6 +327,10 @@ def pipeline(stages: Sequence[tuple[str, str, str]] = PIPELINE, ax=None) -> Figu
     Each stage is ``(name, what it does, the mlmlib function that does it)``. The column runs
     top to bottom so it stays readable at phone width.
     """
+    stages = _labels(stages, "stages")
+    if not all(isinstance(s, tuple | list) and len(s) == 3 and all(isinstance(t, str) for t in s)
+               for s in stages):
+        raise TypeError("each stage must be three strings: (name, what it does, where)")
     fig, ax = _single_axes(ax, (5.2, 1.25 * len(stages) + 0.3))
     n = len(stages)
     for k, (name, what, where) in enumerate(stages):

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from mlmlib.plots._common import FONT_SIZE, OKABE_ITO, _single_axes
+from mlmlib.plots._common import FONT_SIZE, OKABE_ITO, _labels, _mapping, _numbers, _single_axes
 
 
 def grouped_bars(categories: Sequence[str], series: dict[str, Sequence[float]],
@@ -27,16 +27,27 @@ def grouped_bars(categories: Sequence[str], series: dict[str, Sequence[float]],
     Used for the three ways of choosing M (worked example 4) and for expected against
     measured counts (worked example 7).
     """
-    errors = errors or {}
+    categories = _labels(categories, "categories")
+    series = _mapping(series, "series", "name -> one value per category")
+    errors = _mapping(errors, "errors", "name -> error bars", empty=True)
+    for name, values in series.items():
+        series[name] = _numbers(values, f"series {name!r}", ndim=1)
+        if len(values) != len(categories):
+            raise ValueError(f"series {name!r} has {len(values)} values for "
+                             f"{len(categories)} categories")
+    for name, bars in errors.items():  # (n,) symmetric, or (2, n): below and above
+        if name not in series:
+            raise ValueError(f"errors names {name!r}, which is not a series")
+        errors[name] = _numbers(bars, f"errors {name!r}", 0)
+        if errors[name].shape not in ((len(categories),), (2, len(categories))):
+            raise ValueError(f"errors {name!r} must have shape ({len(categories)},) or "
+                             f"(2, {len(categories)}), got {errors[name].shape}")
     colours = [OKABE_ITO[c] for c in ("blue", "orange", "green", "purple", "sky")]
     hatches = [None, "//", "..", "xx", "\\\\"]
     fig, ax = _single_axes(ax, (6.0, 3.6))
     width = 0.8 / max(len(series), 1)
     x = np.arange(len(categories))
     for j, (name, values) in enumerate(series.items()):
-        if len(values) != len(categories):
-            raise ValueError(f"series {name!r} has {len(values)} values for "
-                             f"{len(categories)} categories")
         ax.bar(x + (j - (len(series) - 1) / 2) * width, values, width, label=name,
                color=colours[j % 5], hatch=hatches[j % 5], edgecolor="black", linewidth=0.6,
                yerr=errors.get(name), capsize=4 if name in errors else 0)

@@ -1,110 +1,53 @@
-"""mlmlib.tokenizer - text to tokens to ids: BERT's basic and WordPiece tokenizers.
+"""mlmlib.tokenizer.wordpiece - vocabularies, BERT's WordPiece and learning its vocabulary.
 
-Does:
+Does: :class:`WordVocab` (whole words), :class:`WordPiece` (greedy longest match over a fixed
+vocabulary, BERT's ``vocab.txt`` read and written) and :func:`train_wordpiece` (merges of
+adjacent pieces). Every argument is checked: one ``str`` where a list of texts or tokens is
+expected is refused rather than read letter by letter.
 
-* :func:`basic_tokenize` - BERT's "basic" step, before WordPiece: drop control characters,
-  lower-case, strip accents, put spaces around CJK characters and split off every punctuation
-  character (ASCII symbols such as ``$`` and ``^`` count as punctuation, as in BERT).
-* :class:`WordVocab` - a word-level vocabulary: the special tokens ``[PAD] [UNK] [CLS] [SEP]
-  [MASK]`` (ids 0-4), then the words of a corpus by falling count, ties in alphabetical order,
-  so the same text always gives the same ids. Unknown words map to ``[UNK]``.
-* :class:`WordPiece` - BERT's tokenizer: the basic step, then each word split greedily into
-  the longest pieces found in the vocabulary, continuation pieces written ``##piece``, and
-  ``[UNK]`` for a word that cannot be split (or is longer than 100 characters). Reads and
-  writes BERT's ``vocab.txt`` (one token per line; the line number is the id).
-* :func:`train_wordpiece` - learn a WordPiece vocabulary of a given size from text by merging
-  adjacent pieces: by default the most frequent pair (what Hugging Face's ``tokenizers``
-  WordPiece trainer does), or by the WordPiece score ``count(ab) / (count(a) * count(b))``.
+Does not: clean or split text into words (:mod:`mlmlib.tokenizer.basic`).
 
-Does not: read corpora (:mod:`mlmlib.corpora`) or mask (:mod:`mlmlib.masking`).
-
->>> basic_tokenize("Héllo, World! x^2")
-['hello', ',', 'world', '!', 'x', '^', '2']
->>> vocab = WordVocab.from_tokens(["the", "cat", "sat", "the"])
->>> vocab.encode(["the", "dog"])
-[5, 1]
->>> wp = WordPiece([*SPECIAL_TOKENS, "em", "##bed", "##ding", "the"])
->>> wp.tokenize("The embedding embeds!")
-['the', 'em', '##bed', '##ding', '[UNK]', '[UNK]']
+>>> wp = train_wordpiece(["the cat sat", "the cats ran"], vocab_size=20)
+>>> wp.tokenize("the cats")
+['the', 'cat', '##s']
 """
 
 from __future__ import annotations
 
-import unicodedata
+import operator
+import os
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from itertools import pairwise
-from pathlib import Path
 
-__all__ = ["SPECIAL_TOKENS", "WordPiece", "WordVocab", "basic_tokenize", "train_wordpiece"]
+from mlmlib.tokenizer.basic import (
+    SPECIAL_TOKENS,
+    _check_bool,
+    _check_count,
+    _check_path,
+    _check_strings,
+    _check_text,
+    basic_tokenize,
+)
 
-#: The five special tokens in id order, so [PAD] is 0 and [MASK] is 4.
-SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
-
-
-def _is_punctuation(ch: str) -> bool:
-    cp = ord(ch)
-    # BERT treats every non-letter, non-digit ASCII symbol as punctuation ("$", "^", "`", ...)
-    if 33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126:
-        return True
-    return unicodedata.category(ch).startswith("P")
-
-
-def _is_cjk(cp: int) -> bool:
-    return (0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2A6DF
-            or 0x2A700 <= cp <= 0x2B73F or 0x2B740 <= cp <= 0x2B81F or 0x2B820 <= cp <= 0x2CEAF
-            or 0xF900 <= cp <= 0xFAFF or 0x2F800 <= cp <= 0x2FA1F)
-
-
-def _clean(text: str) -> str:
-    out = []
-    for ch in text:
-        cp = ord(ch)
-        if cp in (0, 0xFFFD):
-            continue
-        cat = unicodedata.category(ch)
-        if ch in " \t\n\r" or cat == "Zs":
-            out.append(" ")
-        elif cat.startswith("C"):
-            continue  # control and format characters
-        elif _is_cjk(cp):
-            out.append(f" {ch} ")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def basic_tokenize(text: str, lower: bool = True) -> list[str]:
-    """Split text into words and punctuation the way BERT's basic tokenizer does."""
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
-    tokens = []
-    for word in _clean(text).split():
-        if lower:
-            word = "".join(c for c in unicodedata.normalize("NFD", word.lower())
-                           if unicodedata.category(c) != "Mn")
-        piece = []
-        for ch in word:
-            if _is_punctuation(ch):
-                if piece:
-                    tokens.append("".join(piece))
-                    piece = []
-                tokens.append(ch)
-            else:
-                piece.append(ch)
-        if piece:
-            tokens.append("".join(piece))
-    return tokens
+__all__ = ["WordPiece", "WordVocab", "train_wordpiece"]
 
 
 def _decode(table: Sequence[str], ids: Iterable[int]) -> list[str]:
-    """The tokens of ``ids``; an id outside the table is an error that says so."""
+    """The tokens of ``ids`` (ints, NumPy integers or integer tensors), each one checked."""
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
+        raise TypeError(f"ids must be a sequence of token ids, got {type(ids).__name__}")
     out = []
     for i in ids:
-        i = int(i)
-        if not 0 <= i < len(table):
-            raise ValueError(f"id {i} is outside the vocabulary of {len(table)} tokens")
-        out.append(table[i])
+        try:
+            index = None if isinstance(i, bool) else operator.index(i)
+        except TypeError:
+            index = None
+        if index is None:
+            raise TypeError(f"ids must be whole numbers, got {i!r} ({type(i).__name__})")
+        if not 0 <= index < len(table):
+            raise ValueError(f"id {index} is outside the vocabulary of {len(table)} tokens")
+        out.append(table[index])
     return out
 
 
@@ -112,8 +55,8 @@ class WordVocab:
     """Words <-> ids, with BERT's five special tokens first."""
 
     def __init__(self, words: Sequence[str]):
-        words = list(words)
-        if list(words[: len(SPECIAL_TOKENS)]) != list(SPECIAL_TOKENS):
+        words = _check_strings(words, "words", "word")
+        if words[: len(SPECIAL_TOKENS)] != list(SPECIAL_TOKENS):
             raise ValueError(f"a vocabulary starts with the special tokens {SPECIAL_TOKENS}")
         if len(set(words)) != len(words):
             raise ValueError("a word appears twice in the vocabulary")
@@ -124,13 +67,17 @@ class WordVocab:
     def from_tokens(cls, tokens: Iterable[str], max_size: int | None = None,
                     min_count: int = 1) -> WordVocab:
         """The vocabulary of a corpus: words by falling count, ties alphabetical."""
+        tokens = _check_strings(tokens, "tokens")
+        _check_count(min_count, "min_count", 1)
+        if max_size is not None:
+            _check_count(max_size, "max_size", 0)
+            if max_size < len(SPECIAL_TOKENS):
+                raise ValueError(f"max_size must leave room for the {len(SPECIAL_TOKENS)} "
+                                 "special tokens")
         counts = Counter(t for t in tokens if t not in SPECIAL_TOKENS)
         ranked = sorted((w for w, c in counts.items() if c >= min_count),
                         key=lambda w: (-counts[w], w))
         if max_size is not None:
-            if max_size < len(SPECIAL_TOKENS):
-                raise ValueError(f"max_size must leave room for the {len(SPECIAL_TOKENS)} "
-                                 "special tokens")
             ranked = ranked[: max_size - len(SPECIAL_TOKENS)]
         return cls([*SPECIAL_TOKENS, *ranked])
 
@@ -150,7 +97,7 @@ class WordVocab:
         return self.ids["[UNK]"]
 
     def encode(self, tokens: Iterable[str]) -> list[int]:
-        return [self.ids.get(t, self.unk_id) for t in tokens]
+        return [self.ids.get(t, self.unk_id) for t in _check_strings(tokens, "tokens")]
 
     def decode(self, ids: Iterable[int]) -> list[str]:
         return _decode(self.words, ids)
@@ -162,10 +109,17 @@ class WordPiece:
     max_chars_per_word = 100  # longer words become [UNK], as in BERT
 
     def __init__(self, vocab: Sequence[str], lower: bool = True):
-        vocab = list(vocab)
+        if isinstance(vocab, (str, os.PathLike)):
+            raise TypeError("vocab must be a list of tokens; to read a vocab.txt file use "
+                            "WordPiece.from_file(path)")
+        vocab = _check_strings(vocab, "vocab")
+        _check_bool(lower, "lower")
         missing = [t for t in SPECIAL_TOKENS if t not in vocab]
         if missing:
             raise ValueError(f"the vocabulary lacks BERT's special tokens {missing}")
+        for i, token in enumerate(vocab):  # vocab.txt holds one token a line
+            if not token or "\n" in token or "\r" in token:
+                raise ValueError(f"vocab[{i}] = {token!r} is empty or holds a line break")
         if len(set(vocab)) != len(vocab):
             raise ValueError("a token appears twice in the vocabulary")
         self.vocab = vocab
@@ -175,13 +129,22 @@ class WordPiece:
     @classmethod
     def from_file(cls, path, lower: bool = True) -> WordPiece:
         """Read BERT's ``vocab.txt``: one token per line."""
-        path = Path(path)
+        path = _check_path(path)
+        if path.is_dir():
+            raise ValueError(f"path {path} is a folder; pass the vocab.txt file in it")
         if not path.is_file():
             raise FileNotFoundError(f"no vocabulary file at {path}")
-        return cls(path.read_text(encoding="utf-8").splitlines(), lower=lower)
+        data = path.read_bytes()
+        try:
+            lines = data.decode("utf-8").split("\n")  # only "\n" ends a line, as in HF's reader
+        except UnicodeDecodeError as err:
+            raise ValueError(f"path {path} is not UTF-8 text: byte 0x{data[err.start]:02x} at "
+                             f"offset {err.start}") from None
+        lines = lines[:-1] if lines[-1] == "" else lines
+        return cls([line.removesuffix("\r") for line in lines], lower=lower)
 
     def save(self, path) -> None:
-        Path(path).write_text("".join(f"{t}\n" for t in self.vocab), encoding="utf-8")
+        _check_path(path).write_text("".join(f"{t}\n" for t in self.vocab), encoding="utf-8")
 
     def __len__(self) -> int:
         return len(self.vocab)
@@ -191,10 +154,14 @@ class WordPiece:
         return [self.ids[t] for t in SPECIAL_TOKENS]
 
     def token_id(self, token: str) -> int:
+        _check_text(token, "token")
+        if token not in self.ids:
+            raise ValueError(f"token {token!r} is not in the vocabulary")
         return self.ids[token]
 
     def split_word(self, word: str) -> list[str]:
         """Greedy longest-match-first: the longest known piece, then the rest as ``##``."""
+        _check_text(word, "word")
         if len(word) > self.max_chars_per_word:
             return ["[UNK]"]
         pieces, start = [], 0
@@ -212,8 +179,9 @@ class WordPiece:
         return pieces
 
     def tokenize(self, text: str) -> list[str]:
+        """The pieces of ``text``; a special token written in it ("[MASK]") is one piece."""
         return [p for word in basic_tokenize(text, lower=self.lower)
-                for p in self.split_word(word)]
+                for p in ([word] if word in SPECIAL_TOKENS else self.split_word(word))]
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text``, without [CLS] and [SEP]."""
@@ -228,7 +196,7 @@ SCORES = ("frequency", "wordpiece")
 
 def train_wordpiece(texts: Iterable[str], vocab_size: int, lower: bool = True,
                     min_count: int = 1, score: str = "frequency") -> WordPiece:
-    """Learn a WordPiece vocabulary of ``vocab_size`` tokens from ``texts``.
+    """Learn a WordPiece vocabulary of ``vocab_size`` tokens from ``texts``, a list of texts.
 
     Start from single characters (``##c`` inside a word), then repeatedly merge one adjacent
     pair of pieces into a new piece. Which pair:
@@ -240,16 +208,22 @@ def train_wordpiece(texts: Iterable[str], vocab_size: int, lower: bool = True,
       given for WordPiece. It prefers pairs whose parts rarely occur apart, so on a small
       corpus it first merges rare pairs (try it on the CPython docs).
 
-    Ties go to the alphabetically first pair, so training is deterministic.
+    Ties go to the alphabetically first pair, so training is deterministic. Words seen fewer
+    than ``min_count`` times are left out; special tokens written in the text are not learnt.
     """
+    texts = _check_strings(texts, "texts", "text")
+    _check_count(vocab_size, "vocab_size", 1)
+    _check_bool(lower, "lower")
+    _check_count(min_count, "min_count", 1)
     if score not in SCORES:
         raise ValueError(f"score must be one of {SCORES}, got {score!r}")
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
-        raise TypeError("vocab_size must be a whole number")
-    words = Counter(w for text in texts for w in basic_tokenize(text, lower=lower))
-    words = {w: c for w, c in words.items() if c >= min_count}
+    words = Counter(w for text in texts for w in basic_tokenize(text, lower=lower)
+                    if w not in SPECIAL_TOKENS)
     if not words:
         raise ValueError("no text to learn from: the corpus is empty")
+    words = {w: c for w, c in words.items() if c >= min_count}
+    if not words:
+        raise ValueError(f"no word occurs min_count={min_count} times or more")
     splits = {w: [w[0], *("##" + ch for ch in w[1:])] for w in words}
     alphabet = sorted({p for pieces in splits.values() for p in pieces})
     vocab = [*SPECIAL_TOKENS, *alphabet]
