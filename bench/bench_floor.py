@@ -135,7 +135,7 @@ def build(args, data, seed: int) -> dict[str, Trainer]:
     """Both sides' Trainers for one seed."""
     vocab_size, max_position = data.vocab_size, data.rows.input_ids.shape[1]
     smoke = dict(hidden_size=16, num_layers=1, num_heads=2, intermediate_size=32,
-                 batch_size=16, steps=6) if args.smoke else {}
+                 batch_size=16, steps=6, warmup=2) if args.smoke else {}
     ours_model, ours_train = toy_recipe(vocab_size, max_position, seed=seed,
                                         device=args.device, quiet=True, **smoke)
     theirs_train = TrainConfig(steps=args.hf_steps, batch_size=16 if args.smoke else 128,

@@ -41,7 +41,8 @@ from typing import NamedTuple
 
 import torch
 
-from mlmlib.masking import _generator, _not_text, _whole, mask_tokens
+from mlmlib._checks import _generator, _not_text, _whole
+from mlmlib.masking import mask_tokens
 from mlmlib.tokenizer import basic_tokenize
 
 __all__ = ["Batch", "Document", "load_text", "mask_batch", "nsp_rows", "pack_rows",
@@ -70,6 +71,8 @@ def _token_ids(seq, name: str) -> list[int]:
         ids = [operator.index(i) for i in ids]
     if ids and min(ids) < 0:
         raise ValueError(f"{name} holds the negative token id {min(ids)}")
+    if ids and max(ids) >= 2**63:
+        raise ValueError(f"{name} holds the token id {max(ids)}, too large for int64 (2**63)")
     return ids
 
 
@@ -124,6 +127,8 @@ def load_text(path) -> list[Document]:
     if not isinstance(path, str | os.PathLike):
         raise TypeError(f"path must be a file or folder path (a str or a pathlib.Path), got "
                         f"{type(path).__name__}")
+    if not os.fspath(path):  # Path("") is ".": every .txt file under the current folder
+        raise ValueError("path is empty; name a .txt file or a folder (\".\" for this one)")
     path = Path(path)
     if path.is_file():
         return [_read(path)]

@@ -10,17 +10,20 @@ Hugging Face BERT directory. The weights map one to one; the only reshaping is t
 :func:`import_hf` reads the saved weights themselves (``model.safetensors``, its shards, or
 ``pytorch_model.bin``), never ``from_pretrained``, which silently fills a missing weight with
 random numbers. So it refuses, naming the problem: a model that is not BERT (``model_type``), a
-BERT without the masked-LM head (``BertModel``, a classifier), a decoder untied from the word
-embeddings (MiniBert's decoder *is* the embedding matrix), a decoder (``is_decoder``),
+BERT without the masked-LM head (``BertModel``, a classifier), a decoder (``is_decoder``),
 cross-attention, relative positions, an activation other than GELU, any weight MiniBert needs
 that is missing, any weight it cannot use (buffers such as ``position_ids`` are dropped), and
 weights of the wrong shape or with NaN. An NSP head (``BertForPreTraining``) comes along. The
 vocabulary is ``vocab.txt`` (line number = id) or, without it, ``tokenizer.json``'s WordPiece
-map (ids 0..n-1); it must have one unique token per row of the embedding table.
+map (ids 0..n-1); it must have one unique token per row of the embedding table. A decoder
+untied from the word embeddings (``tie_word_embeddings=False`` with its own
+``cls.predictions.decoder.weight``) is loaded as it is, into ``BertConfig(tie_embeddings=False)``.
 
 Does not: download anything (nothing is fetched; ``transformers`` only reads local files), or
 need ``transformers`` at run time for the rest of mlmlib: it is imported here, when these
-functions are called. It does not convert other architectures or untied heads.
+functions are called. It does not convert other architectures, or export a MiniBert with a
+part switched off (no position embeddings, no head transform, no bias ``b_v``): Hugging Face's
+BERT has no such variant.
 
 >>> import tempfile
 >>> from mlmlib.model import BertConfig, MiniBert
@@ -51,7 +54,8 @@ __all__ = ["export_hf", "import_hf"]
 _SPECIAL = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 # saved by some versions of transformers, needed by none: buffers, not learned weights
 _BUFFERS = {"bert.embeddings.position_ids", "bert.embeddings.token_type_ids"}
-# the tied decoder: allowed only when equal to the word embeddings and the head bias (checked)
+# the decoder: its weight is the word embeddings (tied) or its own (untied); its bias must equal
+# the head bias (checked)
 _DECODER_BIAS = "cls.predictions.decoder.bias"
 _DECODER = {"cls.predictions.decoder.weight", _DECODER_BIAS}
 
@@ -136,7 +140,7 @@ def _hf_config(cfg: BertConfig):
         hidden_dropout_prob=cfg.dropout, attention_probs_dropout_prob=cfg.attention_dropout,
         max_position_embeddings=cfg.max_position, type_vocab_size=cfg.type_vocab_size,
         initializer_range=cfg.initializer_range, layer_norm_eps=cfg.layer_norm_eps,
-        pad_token_id=cfg.pad_token_id)
+        pad_token_id=cfg.pad_token_id, tie_word_embeddings=cfg.tie_embeddings)
 
 
 def export_hf(model: MiniBert, vocab: Sequence[str], directory, overwrite: bool = False) -> Path:
@@ -148,6 +152,11 @@ def export_hf(model: MiniBert, vocab: Sequence[str], directory, overwrite: bool 
     if not isinstance(model, MiniBert):
         raise TypeError(f"model must be a mlmlib MiniBert, got {type(model).__name__}")
     cfg = model.config
+    off = [name for name in ("position_embeddings", "head_transform", "head_bias")
+           if not getattr(cfg, name)]
+    if off:
+        raise ValueError(f"the model has {', '.join(off)} switched off; Hugging Face's BERT "
+                         "has no such variant, so it cannot be exported")
     tokens = _check_vocab(vocab, cfg.vocab_size, "the vocabulary")
     missing = [t for t in _SPECIAL if t not in tokens]
     if missing:
@@ -176,12 +185,16 @@ def export_hf(model: MiniBert, vocab: Sequence[str], directory, overwrite: bool 
         for part in ("weight", "bias"):
             pieces = ours[f"blocks.{i}.attention.qkv.{part}"].chunk(3, dim=0)
             state.update(zip(_qkv(i, part), pieces, strict=True))
+    if not cfg.tie_embeddings:
+        state["cls.predictions.decoder.weight"] = ours["decoder"]
     missing, unexpected = hf.load_state_dict(state, strict=False)
-    missing = [m for m in missing if not m.startswith("cls.predictions.decoder")]  # tied
+    tied = ("cls.predictions.decoder",) if cfg.tie_embeddings else (_DECODER_BIAS,)
+    missing = [m for m in missing if not m.startswith(tied)]  # shared with another tensor
     if missing or unexpected:
         raise RuntimeError(f"weight mapping is incomplete: missing {missing}, "
                            f"unexpected {unexpected}")
-    hf.tie_weights()
+    if cfg.tie_embeddings:
+        hf.tie_weights()
     hf.save_pretrained(out)
     tf.BertTokenizerFast(vocab={t: i for i, t in enumerate(tokens)}, do_lower_case=True,
                          model_max_length=cfg.max_position).save_pretrained(out)
@@ -262,27 +275,25 @@ def _read_weights(path: Path) -> dict[str, torch.Tensor]:
     return state
 
 
-def _check_head(state: dict, tied: bool, path: Path) -> None:
-    """Refuse a folder without BERT's MLM head, or whose decoder is not the word embeddings."""
+def _check_head(state: dict, tied: bool, path: Path) -> bool:
+    """Refuse a folder without BERT's MLM head; whether its decoder is untied (its own matrix)."""
     if not any(k.startswith("cls.predictions.") for k in state):
         raise ValueError(f"{path} has no MLM head: the weights cls.predictions.* are missing "
                          "(saved from BertModel, or a BERT for another task?)")
     word = state.get("bert.embeddings.word_embeddings.weight")
     decoder = state.get("cls.predictions.decoder.weight")
-    if decoder is not None and word is not None and not torch.equal(decoder, word):
-        raise ValueError(f"{path} has an untied decoder: cls.predictions.decoder.weight differs "
-                         "from the word embeddings, and MiniBert ties them (its decoder is "
-                         "the word-embedding matrix)")
+    untied = decoder is not None and word is not None and not torch.equal(decoder, word)
     if decoder is None and not tied:
         raise ValueError(f"{path}/config.json says tie_word_embeddings is false (an untied "
-                         "decoder) but cls.predictions.decoder.weight is missing; MiniBert "
-                         "ties them")
+                         "decoder) but cls.predictions.decoder.weight is missing: the output "
+                         "matrix is unknown")
     bias, decoder_bias = state.get("cls.predictions.bias"), state.get(_DECODER_BIAS)
     if bias is None and decoder_bias is not None:
         state["cls.predictions.bias"] = decoder_bias
     elif decoder_bias is not None and not torch.equal(bias, decoder_bias):
         raise ValueError(f"{path} has two different output biases: {_DECODER_BIAS} differs "
                          "from cls.predictions.bias, and MiniBert has one")
+    return untied
 
 
 def import_hf(directory) -> tuple[MiniBert, list[str]]:
@@ -301,10 +312,10 @@ def import_hf(directory) -> tuple[MiniBert, list[str]]:
         raise FileNotFoundError(f"{path} has no config.json: not a Hugging Face model directory")
     settings, tied = _read_config(path)
     state = _read_weights(path)
-    _check_head(state, tied, path)
+    untied = _check_head(state, tied, path)
     nsp = "cls.seq_relationship.weight" in state
     try:
-        cfg = BertConfig(**settings, nsp=nsp)
+        cfg = BertConfig(**settings, nsp=nsp, tie_embeddings=not untied)
     except (TypeError, ValueError) as err:
         raise ValueError(f"{path}/config.json does not describe a valid MiniBert: {err}"
                          ) from err
@@ -315,6 +326,8 @@ def import_hf(directory) -> tuple[MiniBert, list[str]]:
         for part in ("weight", "bias"):
             shape = shapes[f"blocks.{i}.attention.qkv.{part}"]
             expected.update((name, (shape[0] // 3, *shape[1:])) for name in _qkv(i, part))
+    if untied:
+        expected["cls.predictions.decoder.weight"] = shapes["decoder"]
     missing = [name for name in expected if name not in state]
     if missing:
         raise ValueError(f"{path} lacks weights MiniBert needs: {', '.join(missing)}")
@@ -333,6 +346,8 @@ def import_hf(directory) -> tuple[MiniBert, list[str]]:
         for part in ("weight", "bias"):
             ours[f"blocks.{i}.attention.qkv.{part}"] = torch.cat(
                 [state[name] for name in _qkv(i, part)], dim=0)
+    if untied:
+        ours["decoder"] = state["cls.predictions.decoder.weight"]
     model.load_state_dict(ours)
     model.eval()  # as from_pretrained returns it: dropout off, so scores match Hugging Face's
     return model, _read_vocab(path, cfg.vocab_size)

@@ -243,6 +243,8 @@ def mlm_loss(logits, labels, reduction: str = "sum", ignore_index: int = IGNORE_
     _check_reduction(reduction)
     if isinstance(ignore_index, bool) or not isinstance(ignore_index, int | np.integer):
         raise TypeError(f"ignore_index must be a whole number, got {_describe(ignore_index)}")
+    if not -(2**63) <= ignore_index < 2**63:
+        raise ValueError(f"ignore_index {ignore_index} is outside int64, the labels' dtype")
     if not isinstance(check, bool):
         raise TypeError(f"check must be True or False, got {_describe(check)}")
     if not check and isinstance(logits, torch.Tensor) and isinstance(labels, torch.Tensor):

@@ -42,13 +42,12 @@ Bad input raises a ``ValueError`` or ``TypeError`` that names the argument.
 
 from __future__ import annotations
 
-import functools
-import operator
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 import torch
 
+from mlmlib._checks import _generator, _not_text, _whole
 from mlmlib.constants import IGNORE_INDEX
 
 __all__ = [
@@ -69,35 +68,6 @@ class MaskedBatch(NamedTuple):
 
     input_ids: torch.Tensor  # the corrupted ids the model reads
     labels: torch.Tensor  # the original id where a position is in M, IGNORE_INDEX elsewhere
-
-
-def _generator(rng) -> torch.Generator:
-    """A ``torch.Generator`` from a seed or a generator; there is no hidden global randomness."""
-    if isinstance(rng, torch.Generator):
-        return rng
-    if isinstance(rng, bool) or not isinstance(rng, int):
-        raise TypeError("rng must be a seed (int) or a torch.Generator, got "
-                        f"{type(rng).__name__}; every random choice in mlmlib is seeded")
-    if not -(2**63) <= rng < 2**64:
-        raise ValueError(f"rng seed {rng} does not fit in 64 bits")
-    return torch.Generator().manual_seed(rng)
-
-
-def _whole(value, name: str) -> int:
-    """``value`` as an int: a Python, NumPy or 0-d tensor integer; never a bool or a float."""
-    try:
-        if isinstance(value, bool) or getattr(value, "dtype", None) == torch.bool:
-            raise TypeError
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name} must be a whole number, got {value!r}"[:120]) from None
-
-
-def _not_text(value, name: str, what: str) -> None:
-    """Refuse a ``str`` (or a non-iterable) where a list is expected: it is not a list of them."""
-    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
-        raise TypeError(f"{name} must be a list of {what}, got {type(value).__name__} "
-                        f"{value!r}"[:140] + "; pass a list")
 
 
 def _check_probability(value, name: str) -> float:
@@ -183,7 +153,8 @@ def choose_positions(candidates, rate: float = 0.15, *, rule: str = "bert",
     if isinstance(candidates, bool | float | str | bytes) or candidates is None:
         raise TypeError("candidates must be a count n or a sequence of positions, got "
                         f"{type(candidates).__name__} {candidates!r}"[:120])
-    if not isinstance(candidates, Iterable):  # a count: an int, a NumPy or 0-d tensor integer
+    if not isinstance(candidates, Iterable) or getattr(candidates, "ndim", None) == 0:
+        # a count: an int, a NumPy or 0-d tensor (or array) integer
         candidates = _whole(candidates, "candidates (a count n)")
         if candidates < 0:
             raise ValueError(f"the number of candidates cannot be negative, got {candidates}")
@@ -287,15 +258,12 @@ def _check_ids(input_ids, vocab_size: int | None, name: str = "input_ids") -> to
     return input_ids
 
 
-@functools.lru_cache(maxsize=32)
-def _ordinary(vocab_size: int, specials: tuple[int, ...]) -> tuple[torch.Tensor, torch.Tensor]:
-    """Which ids are ordinary words (a bool table), and those ids: the random-swap pool.
-
-    Cached: a training loop asks for the same vocabulary every batch. Never modified.
-    """
-    ordinary = torch.ones(vocab_size, dtype=torch.bool)
-    ordinary[list(specials)] = False
-    return ordinary, ordinary.nonzero().squeeze(1)
+def _nth_ordinary(k: torch.Tensor, specials: tuple[int, ...]) -> torch.Tensor:
+    """The ``k``-th ordinary id (from 0) for each entry of ``k``: the random-swap pool, drawn
+    without a table as long as the vocabulary (which may be huge)."""
+    for s in specials:  # ascending: a special at or below the id so far pushes it up by one
+        k = k + (k >= s)
+    return k
 
 
 def _whole_words(cont: torch.Tensor, ordinary: torch.Tensor):
@@ -351,6 +319,8 @@ def mask_tokens(input_ids: torch.Tensor, *, vocab_size: int, mask_token_id: int,
     vocab_size = _whole(vocab_size, "vocab_size")
     if vocab_size < 1:
         raise ValueError(f"empty vocabulary: vocab_size must be at least 1, got {vocab_size}")
+    if vocab_size > 2**63:
+        raise ValueError(f"vocab_size {vocab_size} is more ids than int64 can hold (2**63)")
     ids = _check_ids(input_ids, vocab_size)
     mask_token_id = _whole(mask_token_id, "mask_token_id")
     _not_text(special_ids, "special_ids", "token ids")
@@ -361,13 +331,13 @@ def mask_tokens(input_ids: torch.Tensor, *, vocab_size: int, mask_token_id: int,
     if mask_token_id not in specials:
         raise ValueError(f"mask_token_id {mask_token_id} must be one of special_ids "
                          f"{list(specials)}")
-    ordinary_ids, pool = _ordinary(vocab_size, specials)
-    if random_prob > 0 and pool.numel() == 0:
+    n_ordinary = vocab_size - len(specials)  # ids that may be chosen or written at random
+    if random_prob > 0 and n_ordinary == 0:
         raise ValueError("the vocabulary has no ordinary word to use as a random replacement")
     gen = _generator(rng)
 
     flat = ids.detach().reshape(1, -1) if ids.ndim == 1 else ids.detach()  # (B, T)
-    ordinary = ordinary_ids[flat.long()]  # (B, T): positions that may be chosen
+    ordinary = ~torch.isin(flat.long(), torch.tensor(specials, dtype=torch.long))  # (B, T)
     if continuation is None:
         chosen = _select(ordinary, rate, rule, max_predictions, gen)  # (B, T)
     else:
@@ -386,8 +356,9 @@ def mask_tokens(input_ids: torch.Tensor, *, vocab_size: int, mask_token_id: int,
     to_mask = chosen & (u < mask_prob)
     to_random = chosen & (u >= mask_prob) & (u < mask_prob + random_prob)
     corrupted = torch.where(to_mask, torch.as_tensor(mask_token_id, dtype=flat.dtype), flat)
-    if len(pool):  # (an all-special vocabulary is allowed when random_prob is 0)
-        replacement = pool[torch.randint(len(pool), flat.shape, generator=gen)]  # (B, T)
+    if n_ordinary:  # (an all-special vocabulary is allowed when random_prob is 0)
+        replacement = _nth_ordinary(torch.randint(n_ordinary, flat.shape, generator=gen),
+                                    specials)  # (B, T)
         corrupted = torch.where(to_random, replacement.to(flat.dtype), corrupted)
     labels = torch.where(chosen, flat.long(), IGNORE_INDEX)  # (B, T), long as PyTorch wants
     return MaskedBatch(corrupted.reshape(ids.shape), labels.reshape(ids.shape))

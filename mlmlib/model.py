@@ -24,9 +24,11 @@ Token ids, segment ids and labels of the smaller integer dtypes (int32, int16, i
 used as int64, so they give the int64 result.
 
 Does not: tokenize, mask or train (:mod:`mlmlib.tokenizer`, :mod:`mlmlib.masking`,
-:mod:`mlmlib.train`). The loss itself comes from :mod:`mlmlib.loss`. It does not untie the
-output layer: the decoder is always the word-embedding matrix (so :mod:`mlmlib.hf` refuses a
-Hugging Face BERT whose decoder is a separate matrix).
+:mod:`mlmlib.train`). The loss itself comes from :mod:`mlmlib.loss`. The parts
+:class:`BertConfig` can switch off (position embeddings, the head's transform, the bias
+``b_v``) or untie (the output matrix) are for the encoder chapter's measurements; the
+defaults are BERT's, and only a model with every part is exported to Hugging Face
+(:mod:`mlmlib.hf`; an untied one too).
 
 >>> import torch
 >>> model = MiniBert(BertConfig(vocab_size=50, hidden_size=16, num_layers=1, num_heads=2,
@@ -48,6 +50,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from mlmlib._checks import _generator
 from mlmlib.constants import IGNORE_INDEX
 from mlmlib.loss import mlm_loss, nsp_loss
 
@@ -77,6 +80,11 @@ class BertConfig:
     initializer_range: float = 0.02  # standard deviation of BERT's normal initialisation
     pad_token_id: int = 0  # its word embedding starts at zero, as in Hugging Face's BERT
     nsp: bool = False  # add the pooler and the next-sentence-prediction head
+    # the parts the encoder chapter takes away, one at a time, to see what each is for
+    position_embeddings: bool = True  # False: no position table, so word order is invisible
+    head_transform: bool = True  # False: score h_i itself, without dense + GELU + LayerNorm
+    head_bias: bool = True  # False: no per-word bias b_v in the scores
+    tie_embeddings: bool = True  # False: the scores use their own (V, d) matrix
 
     def __post_init__(self):
         for name in ("vocab_size", "hidden_size", "num_layers", "num_heads",
@@ -109,8 +117,10 @@ class BertConfig:
         if not 0 <= self.pad_token_id < self.vocab_size:
             raise ValueError(f"pad_token_id {self.pad_token_id} is outside the vocabulary of "
                              f"{self.vocab_size}")
-        if not isinstance(self.nsp, bool):
-            raise TypeError(f"nsp must be True or False, got {self.nsp!r}")
+        for name in ("nsp", "position_embeddings", "head_transform", "head_bias",
+                     "tie_embeddings"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
 
 
 @dataclass
@@ -178,28 +188,30 @@ class MiniBert(nn.Module):
         if not isinstance(cfg, BertConfig):
             raise TypeError(f"cfg must be a BertConfig, got {type(cfg).__name__}")
         cfg.__post_init__()  # again: a field may have been changed since the config was made
-        if isinstance(rng, bool) or not isinstance(rng, (int, torch.Generator)):
-            raise TypeError(f"rng must be an int seed or a torch.Generator, got "
-                            f"{type(rng).__name__}")
+        gen = _generator(rng)  # a seed that fits in 64 bits, or a torch.Generator
         super().__init__()
         self.config = cfg
         d = cfg.hidden_size
         self.word_embeddings = nn.Embedding(cfg.vocab_size, d)
-        self.position_embeddings = nn.Embedding(cfg.max_position, d)
+        self.position_embeddings = (nn.Embedding(cfg.max_position, d)
+                                    if cfg.position_embeddings else None)
         self.segment_embeddings = nn.Embedding(cfg.type_vocab_size, d)
         self.ln_embeddings = nn.LayerNorm(d, eps=cfg.layer_norm_eps)
         self.dropout = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList(EncoderBlock(cfg) for _ in range(cfg.num_layers))
         # the masked-LM head: transform, then score against the (tied) word embeddings
-        self.head_dense = nn.Linear(d, d)
-        self.head_ln = nn.LayerNorm(d, eps=cfg.layer_norm_eps)
-        self.head_bias = nn.Parameter(torch.zeros(cfg.vocab_size))  # b_v
+        self.head_dense = nn.Linear(d, d) if cfg.head_transform else None
+        self.head_ln = nn.LayerNorm(d, eps=cfg.layer_norm_eps) if cfg.head_transform else None
+        self.head_bias = nn.Parameter(torch.zeros(cfg.vocab_size)) if cfg.head_bias else None
         if cfg.nsp:
             self.pooler = nn.Linear(d, d)
             self.nsp_head = nn.Linear(d, 2)
-        gen = rng if isinstance(rng, torch.Generator) else torch.Generator().manual_seed(rng)
         for module in self.modules():
             self._init_weights(module, gen)
+        self.decoder = None  # tied: the scores use word_embeddings.weight
+        if not cfg.tie_embeddings:  # drawn last, so the other weights match the tied model's
+            self.decoder = nn.Parameter(torch.empty(cfg.vocab_size, d))  # (V, d)
+            nn.init.normal_(self.decoder, mean=0.0, std=cfg.initializer_range, generator=gen)
 
     def _init_weights(self, module: nn.Module, gen: torch.Generator) -> None:
         std = self.config.initializer_range
@@ -292,6 +304,8 @@ class MiniBert(nn.Module):
     def encode(self, input_ids, attention_mask=None, token_type_ids=None,
                want_weights: bool = False):
         """The hidden states ``h_i`` of every position, ``(B, T, d)``, and attention weights."""
+        if not isinstance(want_weights, bool):
+            raise TypeError(f"want_weights must be True or False, got {want_weights!r}")
         input_ids, attention_mask, token_type_ids, _ = self._check(
             input_ids, attention_mask, token_type_ids, None, None)
         return self._encode(input_ids, attention_mask, token_type_ids, want_weights)
@@ -300,8 +314,10 @@ class MiniBert(nn.Module):
         T = input_ids.shape[1]
         positions = torch.arange(T, device=input_ids.device)  # (T,)
         segments = token_type_ids if token_type_ids is not None else torch.zeros_like(input_ids)
-        x = (self.word_embeddings(input_ids) + self.position_embeddings(positions)
-             + self.segment_embeddings(segments))  # (B, T, d)
+        x = self.word_embeddings(input_ids)  # (B, T, d); then positions, then segments (BERT's
+        if self.position_embeddings is not None:  # order: the sums round the same way)
+            x = x + self.position_embeddings(positions)
+        x = x + self.segment_embeddings(segments)
         x = self.dropout(self.ln_embeddings(x))
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
@@ -321,8 +337,19 @@ class MiniBert(nn.Module):
                             f"{h.dtype if isinstance(h, torch.Tensor) else type(h).__name__}")
         if h.ndim == 0 or h.shape[-1] != d:
             raise ValueError(f"h must have shape (..., {d}), got {tuple(h.shape)}")
-        t = self.head_ln(F.gelu(self.head_dense(h)))  # (..., d)
-        return t @ self.word_embeddings.weight.T + self.head_bias  # (..., V), tied decoder
+        if h.dtype != self.word_embeddings.weight.dtype:
+            raise TypeError(f"h has dtype {h.dtype} but the model's weights are "
+                            f"{self.word_embeddings.weight.dtype}; convert one to the other")
+        if not torch.isfinite(h).all():
+            raise ValueError("h holds a NaN or an infinite value: hidden states must be finite")
+        return self._score(h)
+
+    def _score(self, h: torch.Tensor) -> torch.Tensor:
+        """:meth:`score` on checked hidden states (forward's own, not checked again)."""
+        t = self.head_ln(F.gelu(self.head_dense(h))) if self.head_dense is not None else h
+        w = self.word_embeddings.weight if self.decoder is None else self.decoder  # (V, d)
+        s = t @ w.T  # (..., V)
+        return s + self.head_bias if self.head_bias is not None else s
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 token_type_ids: torch.Tensor | None = None, labels: torch.Tensor | None = None,
@@ -351,7 +378,7 @@ class MiniBert(nn.Module):
         if score_all is None:
             score_all = labels is None
         if score_all:
-            logits = self.score(h)  # (B, T, V)
+            logits = self._score(h)  # (B, T, V)
             loss = None if labels is None else mlm_loss(logits, labels, reduction="mean",
                                                         check=False)
         else:
@@ -359,7 +386,7 @@ class MiniBert(nn.Module):
                 raise ValueError("scoring only the masked positions needs labels")
             where = (labels.reshape(-1) != IGNORE_INDEX).nonzero().squeeze(1)  # (|M|,)
             picked = h.reshape(-1, h.shape[-1]).index_select(0, where)  # (|M|, d)
-            logits = self.score(picked)  # (|M|, V): the decoder runs on masked slots only
+            logits = self._score(picked)  # (|M|, V): the decoder runs on masked slots only
             loss = mlm_loss(logits, labels.reshape(-1)[where], reduction="mean", check=False)
         nsp_logits = None
         if self.config.nsp:

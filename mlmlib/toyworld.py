@@ -41,9 +41,11 @@ or answer for a sentence it cannot write (it says why: a word, the order, the le
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import torch
+
+from mlmlib._checks import _generator, _not_text, _whole
 
 __all__ = ["ToyWorld", "compare_with_exact"]
 
@@ -103,13 +105,8 @@ TRANSITIONS = {
 }
 
 
-def _position(p, name: str = "a masked position") -> int:
-    """``p`` as an int: a Python, NumPy or 0-d tensor integer, never a bool or a float."""
-    boolean = isinstance(p, bool) or getattr(p, "dtype", None) == torch.bool
-    try:  # None (no __index__) is not callable; a float tensor's __index__ refuses too
-        return (None if boolean else getattr(p, "__index__", None))()
-    except TypeError:
-        raise TypeError(f"{name} must be a whole number, got {p!r}") from None
+# the exact computations (the unigram shares, the "left" floor) grow with max_len squared
+MAX_LEN = 200
 
 
 class ToyWorld:
@@ -142,12 +139,15 @@ class ToyWorld:
 
     @property
     def max_len(self) -> int:
-        """The longest sentence the world writes, never below its shortest one (checked)."""
+        """How long the world's sentences may be, from its shortest one up to 200 (checked)."""
         return self._max_len
 
     @max_len.setter
     def max_len(self, value: int) -> None:
-        value = _position(value, "max_len")
+        value = _whole(value, "max_len")
+        if value > MAX_LEN:
+            raise ValueError(f"max_len = {value} is more than {MAX_LEN}: the toy world's sentences "
+                             "are short, and its exact computations grow with max_len squared")
         shortest = next(k for k in range(1, len(self.states) + 1)  # a path visits each state once
                         if self.start @ self._finish_within(k) > 0)
         if value < shortest:
@@ -163,11 +163,9 @@ class ToyWorld:
 
     def sample(self, n: int, rng) -> list[list[str]]:
         """``n`` sentences (lists of words), drawn with a seed or a ``torch.Generator``."""
-        if (n := _position(n, "n (the number of sentences)")) < 0:
+        if (n := _whole(n, "n (the number of sentences)")) < 0:
             raise ValueError(f"n (the number of sentences) cannot be negative, got {n}")
-        if isinstance(rng, bool) or not isinstance(rng, int | torch.Generator):
-            raise TypeError(f"rng must be a seed (int) or a torch.Generator, got {rng!r}")
-        gen = rng if isinstance(rng, torch.Generator) else torch.Generator().manual_seed(rng)
+        gen = _generator(rng)  # a seed that fits in 64 bits, or a torch.Generator
         out = []
         while len(out) < n:
             s = int(torch.multinomial(self.start, 1, generator=gen))
@@ -195,11 +193,11 @@ class ToyWorld:
 
     def _check(self, words: Sequence[str], masked: Sequence[int]) -> list[int]:
         """Checked input: a list of 1 to max_len words, distinct masked positions inside it."""
-        for value, name, what in ((words, "words", "words, e.g. 'the cat sat .'.split()"),
-                                  (masked, "masked", "positions")):
-            if isinstance(value, str | bytes) or not isinstance(value, Iterable):
-                raise TypeError(f"{name} must be a list of {what}, not {value!r}"[:150])
-        T, masked = len(words), [_position(i) for i in masked]
+        _not_text(words, "words", "words, e.g. 'the cat sat .'.split()")
+        _not_text(masked, "masked", "positions")
+        if not all(isinstance(w, str) for w in words):
+            raise TypeError(f"words must be strings, one word each, got {list(words)!r}"[:150])
+        T, masked = len(words), [_whole(i, "a masked position") for i in masked]
         if not 1 <= T <= self.max_len:
             raise ValueError(f"this sentence is impossible: the toy world's sentences have 1 to "
                              f"max_len = {self.max_len} words, this one {T}")
@@ -303,7 +301,7 @@ class ToyWorld:
         the two blanks as if they were independent, with the product of the two rows of
         :meth:`posterior`; this is the joint that the product stands in for.
         """
-        i, j = _position(i, "i"), _position(j, "j")
+        i, j = _whole(i, "i"), _whole(j, "j")
         if i == j:
             raise ValueError("the two positions of a pair must differ")
         i, j = sorted((i, j))
@@ -344,7 +342,9 @@ class ToyWorld:
         in :meth:`posterior`: ``"left"`` and ``"none"`` give the floors of a reader that sees
         less. Every sentence must be one the world can write, and one slot at least is needed.
         """
-        sentences, masks = list(sentences), list(masks)  # a str is refused sentence by sentence
+        _not_text(sentences, "sentences", "sentences (each a list of words)")
+        _not_text(masks, "masks", "masks (each a list of masked positions)")
+        sentences, masks = list(sentences), list(masks)
         if len(sentences) != len(masks):
             raise ValueError(f"sentences and masks must have one entry each: {len(sentences)} "
                              f"sentences but {len(masks)} masks")

@@ -19,7 +19,7 @@ the figure at the widget's default setting in a cell of its own.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import ipywidgets as widgets
 from matplotlib.figure import Figure
@@ -35,7 +35,14 @@ class Explorer(widgets.VBox):
 
     def __init__(self, controls: Sequence[widgets.Widget], draw: Callable[[], Figure],
                  title: str = "interactive figure"):
-        self.controls = list(controls)
+        wrong = isinstance(controls, str | bytes) or not isinstance(controls, Iterable)
+        self.controls = [] if wrong else list(controls)
+        if wrong or not all(isinstance(c, widgets.ValueWidget) for c in self.controls):
+            raise TypeError(f"controls must be a list of ipywidgets controls (sliders, buttons), "
+                            f"got {controls!r}"[:150])
+        if not callable(draw):
+            raise TypeError(f"draw must be a function that returns a matplotlib Figure, got "
+                            f"{type(draw).__name__}")
         self.output = widgets.Output()
         self.title = title
         self._draw = draw
@@ -46,7 +53,10 @@ class Explorer(widgets.VBox):
         self._redraw()
 
     def _redraw(self, _change=None) -> None:
-        self.figure = self._draw()
+        figure = self._draw()
+        if not isinstance(figure, Figure):
+            raise TypeError(f"draw() must return a matplotlib Figure, got {type(figure).__name__}")
+        self.figure = figure
         from IPython import get_ipython
 
         if get_ipython() is None:  # plain Python (the tests): keep the figure, show nothing
@@ -73,7 +83,7 @@ def _probability_slider(description: str, value: float) -> widgets.FloatSlider:
 def softmax_sliders(scores: Sequence[float], words: Sequence[str],
                     truth: str | None = None) -> Explorer:
     """A slider per word's score, from -5 to 5 (further when a score is); the figure follows."""
-    scores, words = _numbers(scores, "scores", ndim=1), _labels(words, "words")
+    scores, words = _numbers(scores, "scores", ndim=1), _labels(words, "words", text=True)
     if len(scores) != len(words):
         raise ValueError(f"{len(words)} words but {len(scores)} scores")
     sliders = [widgets.FloatSlider(value=float(s), min=min(-5.0, float(s)),

@@ -50,8 +50,10 @@ from mlmlib.masking import (
     mask_positions,
     mask_tokens,
 )
+from mlmlib.model import BertConfig, MiniBert
+from mlmlib.tokenizer import WordPiece, WordVocab
 from mlmlib.toyworld import ToyWorld, compare_with_exact
-from mlmlib.widgets import mask_picker, neg_log_slider, slot_sliders, softmax_sliders
+from mlmlib.widgets import Explorer, mask_picker, neg_log_slider, slot_sliders, softmax_sliders
 
 NAN = float("nan")
 V = 20  # ids 0..4 special, 5..19 ordinary
@@ -146,6 +148,18 @@ MASKING = [
          "tokens", "integer", id="mask_positions-float-tensor"),
     case(lambda: mask_positions(torch.tensor([1, 2], dtype=torch.uint8), [0], mask_token=300),
          ValueError, "mask_token", "uint8", id="mask_positions-mask-does-not-fit"),
+    case(lambda: choose_positions(5, rng=2**64), ValueError, "rng", str(2**64), "64 bits",
+         id="choose_positions-rng-huge"),
+    case(lambda: corrupt(rng=-(2**70)), ValueError, "rng", "64 bits",
+         id="mask_tokens-rng-huge-negative"),
+    case(lambda: corrupt(vocab_size=2**64), ValueError, "vocab_size", "int64",
+         id="mask_tokens-vocab_size-beyond-int64"),
+    case(lambda: mask_positions(["a", "b"], torch.tensor(1)), TypeError, "positions", "list",
+         id="mask_positions-0d-tensor"),
+    case(lambda: mask_positions(["a", "b"], np.array(1)), TypeError, "positions", "list",
+         id="mask_positions-0d-array"),
+    case(lambda: choose_positions(np.array(3.0), rng=0), TypeError, "candidates",
+         "whole number", id="choose_positions-0d-float-array"),
     case(lambda: is_continuation("##a"), TypeError, "pieces", "pass a list",
          id="is_continuation-str"),
     case(lambda: is_continuation([1, 2]), TypeError, "pieces", "strings",
@@ -177,6 +191,10 @@ LOSS = [
          "whole number", id="mlm_loss-ignore_index-str"),
     case(lambda: mlm_loss(LOGITS, [1, 2, 3], ignore_index=1.5), TypeError, "ignore_index",
          id="mlm_loss-ignore_index-float"),
+    case(lambda: mlm_loss([[1, 2, 0, 1], [0, 0, 0, 0]], [1, -100], ignore_index=10**30),
+         ValueError, "ignore_index", str(10**30), "int64", id="mlm_loss-ignore_index-huge"),
+    case(lambda: mlm_loss(LOGITS, torch.tensor([1, 2, 3]), ignore_index=-(10**30), check=False),
+         ValueError, "ignore_index", "int64", id="mlm_loss-ignore_index-huge-unchecked"),
     case(lambda: mlm_loss(LOGITS, [1, 2, 3], check="no"), TypeError, "check", "True or False",
          id="mlm_loss-check-str"),
     case(lambda: mlm_loss(LOGITS, None), TypeError, "labels", id="mlm_loss-labels-none"),
@@ -231,6 +249,25 @@ TOYWORLD = [
          id="ToyWorld-max_len-float"),
     case(lambda: ToyWorld(max_len="20"), TypeError, "max_len", id="ToyWorld-max_len-str"),
     case(lambda: ToyWorld(max_len=True), TypeError, "max_len", id="ToyWorld-max_len-bool"),
+    case(lambda: ToyWorld(max_len=10**5), ValueError, "max_len = 100000", "200", "squared",
+         id="ToyWorld-max_len-too-long"),
+    case(lambda: setattr(ToyWorld(), "max_len", 201), ValueError, "max_len = 201", "200",
+         id="ToyWorld-max_len-set-too-long"),
+    case(lambda: WORLD.sample(2, rng=2**70), ValueError, "rng", str(2**70), "64 bits",
+         id="sample-rng-huge"),
+    case(lambda: WORLD.posterior(SENT, torch.tensor(2)), TypeError, "masked", "list",
+         id="posterior-0d-tensor-mask"),
+    case(lambda: WORLD.posterior(np.array("the"), [0]), TypeError, "words", "list",
+         id="posterior-0d-array-words"),
+    case(lambda: WORLD.posterior([["the"], "cat", "."], [1]), TypeError, "words", "strings",
+         id="posterior-list-as-word"),
+    case(lambda: WORLD.posterior(["the", 7, "sat", "."], [1]), TypeError, "words", "strings",
+         id="posterior-int-as-word"),
+    case(lambda: WORLD.bayes_loss(None, None), TypeError, "sentences", "list",
+         id="bayes_loss-none"),
+    case(lambda: WORLD.bayes_loss(5, 5), TypeError, "sentences", "list", id="bayes_loss-int"),
+    case(lambda: WORLD.bayes_loss([SENT], None), TypeError, "masks", "list",
+         id="bayes_loss-masks-none"),
     case(lambda: setattr(ToyWorld(), "max_len", 2), ValueError, "max_len = 2",
          id="ToyWorld-max_len-set-later"),
     case(lambda: WORLD.sample(-1, rng=0), ValueError, "n", "negative", id="sample-n-negative"),
@@ -376,6 +413,13 @@ CORPORA = [
     case(lambda: mask_batch(IDS, V, 4, SPECIAL_IDS, 0), TypeError, "batch", "Batch",
          id="mask_batch-tensor"),
     case(lambda: load_text(None), TypeError, "path", id="load_text-none"),
+    case(lambda: load_text(""), ValueError, "path", "empty", id="load_text-empty"),
+    case(lambda: pack_rows([[5, 10**20]], 8, SPECIAL), ValueError, "sequences[0]", str(10**20),
+         "int64", id="pack_rows-id-beyond-int64"),
+    case(lambda: pack_rows([[5, 6]], 8, {**SPECIAL, "[CLS]": 10**20}), ValueError, "special",
+         str(10**20), id="pack_rows-special-beyond-int64"),
+    case(lambda: nsp_rows([[[5, 2**63]], [[6], [7]]], 8, SPECIAL, 0), ValueError,
+         "documents[0][0]", str(2**63), id="nsp_rows-id-beyond-int64"),
     case(lambda: load_text(["a.txt"]), TypeError, "path", id="load_text-list"),
 ]
 
@@ -409,6 +453,14 @@ PLOTS = [
          id="probability_dial-nan"),
     case(lambda: plots.softmax_stages([1000, 0], ["a", "b"]), ValueError, "scores", "700",
          id="softmax_stages-overflow"),
+    case(lambda: plots.softmax_stages([-800] * 4, W), ValueError, "scores", "-700", "underflow",
+         "subtract the largest", id="softmax_stages-underflow"),
+    case(lambda: plots.softmax_stages([1, 2, 0, 1], [None, "a", "b", "c"]), TypeError, "words",
+         "strings", id="softmax_stages-none-word"),
+    case(lambda: plots.softmax_stages([1, 2, 0, 1], [1, "a", "b", "c"]), TypeError, "words",
+         "strings", id="softmax_stages-int-word"),
+    case(lambda: plots.softmax_stages([1, 2, 0, 1], [["a"], ["b"], ["c"], ["d"]]), TypeError,
+         "words", "strings", id="softmax_stages-list-words"),
     case(lambda: plots.softmax_stages([[1, 2]], ["a", "b"]), ValueError, "scores", "1-d",
          id="softmax_stages-2d"),
     case(lambda: plots.softmax_stages([1, 2], ["a", "a"], truth="a"), ValueError, "words",
@@ -420,6 +472,10 @@ PLOTS = [
     case(lambda: plots.neg_log_curve(p_min=0), ValueError, "p_min", "(0, 1]",
          id="neg_log_curve-p_min-zero"),
     case(lambda: plots.neg_log_curve(p_min="a"), TypeError, "p_min", id="neg_log_curve-p_min-str"),
+    case(lambda: plots.neg_log_curve(log_x="yes"), TypeError, "log_x", "True or False",
+         id="neg_log_curve-log_x-str"),
+    case(lambda: plots.lines_with_spread([1, 2], {"a": ([1, 2], [1, 2], [1, 2])}, log_x=1),
+         TypeError, "log_x", "True or False", id="lines_with_spread-log_x-int"),
     case(lambda: plots.loss_tower({"a": NAN}), ValueError, "'a'", "finite",
          id="loss_tower-nan"),
     case(lambda: plots.loss_tower([1, 2]), TypeError, "parts", "dict", id="loss_tower-list"),
@@ -444,16 +500,22 @@ PLOTS = [
     case(lambda: plots.top_words(["a"], [1.5]), ValueError, "probs", "[0, 1]",
          id="top_words-above-1"),
     case(lambda: plots.top_words(["a"], [NAN]), ValueError, "probs", id="top_words-nan"),
+    case(lambda: plots.top_words(["a", "b"], [0.9, 0.9]), ValueError, "probs", "sum to 1.8",
+         "1 at most", id="top_words-sum-above-1"),
+    case(lambda: plots.top_words(["a", "b"], [0, 0]), ValueError, "probs", "all 0",
+         id="top_words-all-zero"),
     case(lambda: plots.training_curve([{"loss": 1}]), ValueError, "history[0]", "step",
          id="training_curve-no-step"),
     case(lambda: plots.training_curve({"step": 1, "eval_loss": 2}), TypeError, "history",
          "list", id="training_curve-dict"),
     case(lambda: plots.training_curve([{"step": 1, "eval_loss": 1}], {"a": NAN}), ValueError,
          "baseline 'a'", id="training_curve-baseline-nan"),
-    case(lambda: plots.attention_bars(["a", "b"], [0.1, 0.2], 5), ValueError, "query",
+    case(lambda: plots.attention_bars(["a", "b"], [0.4, 0.6], 5), ValueError, "query",
          "position 5", id="attention_bars-query-outside"),
     case(lambda: plots.attention_bars(["a", "b"], [0.1, -0.2], 1), ValueError, "weights",
          id="attention_bars-negative-weight"),
+    case(lambda: plots.attention_bars(W, [0.9] * 4, query=0), ValueError, "weights",
+         "sum to 3.6", "sum to 1", id="attention_bars-sum-not-1"),
     case(lambda: plots.lines_with_spread([1, 2], {"a": ([1, 2], [2, 3], [0, 1])}), ValueError,
          "series 'a'", "between its low and high", id="lines_with_spread-low-above-high"),
     case(lambda: plots.lines_with_spread([0, 2], {"a": ([1, 2], [1, 2], [1, 2])}, log_x=True),
@@ -464,10 +526,22 @@ PLOTS = [
          id="reliability_diagram-all-empty"),
     case(lambda: plots.reliability_diagram([0.1, 0.2], [0.1, 0.2], [1, -1]), ValueError,
          "counts", id="reliability_diagram-negative-count"),
+    case(lambda: plots.reliability_diagram(None, [0.2], [1]), TypeError, "model_mean", "list",
+         id="reliability_diagram-model-none"),
+    case(lambda: plots.reliability_diagram(0.1, 0.2, [1]), TypeError, "model_mean", "list",
+         id="reliability_diagram-numbers"),
+    case(lambda: plots.reliability_diagram([0.1], "0.2", [1]), TypeError, "exact_mean", "list",
+         id="reliability_diagram-exact-str"),
     case(lambda: plots.joint_and_product(["a"], ["b"], [[-0.5]], [[0.5]]), ValueError,
          "joint", "[0, 1]", id="joint_and_product-negative"),
     case(lambda: plots.joint_and_product("a", "b", [[0.5]], [[0.5]]), TypeError, "rows",
          id="joint_and_product-str-rows"),
+    case(lambda: plots.joint_and_product(["a", "b"], ["c", "d"], [[.9, .9], [.9, .9]],
+                                         [[.25, .25], [.25, .25]]), ValueError, "joint",
+         "sums to 3.6", "1 at most", id="joint_and_product-joint-above-1"),
+    case(lambda: plots.joint_and_product(["a", "b"], ["c", "d"], [[.25, .25], [.25, .25]],
+                                         [[.5, .5], [.5, .5]]), ValueError, "product",
+         "sums to 2", id="joint_and_product-product-above-1"),
 ]
 
 
@@ -536,6 +610,59 @@ def test_bad_input_exercises(refuses, call, error, words):
     refuses(call, error, *words)
 
 
+# ----------------------------------------------------------------------------- tokenizer and model
+
+SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+BY_ID = {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4, "cat": 6, "the": 5}
+CFG = BertConfig(vocab_size=V, hidden_size=8, num_layers=1, num_heads=2, intermediate_size=16,
+                 max_position=16)
+MODEL = MiniBert(CFG)
+
+TOKENIZER_AND_MODEL = [
+    case(lambda: WordPiece(BY_ID), TypeError, "vocab", "dict", "pass a list", "id order",
+         id="WordPiece-dict"),
+    case(lambda: WordVocab(BY_ID), TypeError, "words", "dict", "id order", id="WordVocab-dict"),
+    case(lambda: WordVocab([*SPECIALS, "a"]).decode(torch.tensor(5)), TypeError, "ids",
+         "pass a list", id="WordVocab-decode-0d-tensor"),
+    case(lambda: WordPiece([*SPECIALS, "a"]).decode(np.array(5)), TypeError, "ids",
+         "pass a list", id="WordPiece-decode-0d-array"),
+    case(lambda: MiniBert(CFG, rng=2**70), ValueError, "rng", str(2**70), "64 bits",
+         id="MiniBert-rng-huge"),
+    case(lambda: MiniBert(CFG, rng=-(2**70)), ValueError, "rng", "64 bits",
+         id="MiniBert-rng-huge-negative"),
+    case(lambda: MODEL.score(torch.full((3, 8), NAN)), ValueError, "h", "nan", "finite",
+         id="score-nan"),
+    case(lambda: MODEL.score(torch.full((3, 8), math.inf)), ValueError, "h", "finite",
+         id="score-inf"),
+    case(lambda: MODEL.score(torch.zeros(3, 8, dtype=torch.float64)), TypeError, "h",
+         "float64", "float32", id="score-float64"),
+    case(lambda: MODEL.score(torch.zeros(3, 8, dtype=torch.float16)), TypeError, "h",
+         "float16", "float32", id="score-float16"),
+    case(lambda: MODEL.encode(IDS[:, :5], want_weights="no"), TypeError, "want_weights",
+         "True or False", id="encode-want_weights-str"),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "words"), TOKENIZER_AND_MODEL)
+def test_bad_input_tokenizer_and_model(refuses, call, error, words):
+    refuses(call, error, *words)
+
+
+def test_bad_input_vocab_save_keeps_an_existing_file(refuses, tmp_path):
+    wp, path = WordPiece([*SPECIALS, "a"]), tmp_path / "vocab.txt"
+    path.write_text("mine\n", encoding="utf-8")
+    refuses(lambda: wp.save(path), FileExistsError, str(path), "overwrite=True")
+    assert path.read_text(encoding="utf-8") == "mine\n"
+    refuses(lambda: wp.save(tmp_path), ValueError, str(tmp_path), "folder")
+    refuses(lambda: wp.save(tmp_path / "no" / "vocab.txt"), FileNotFoundError,
+            str(tmp_path / "no"), "does not exist")
+    refuses(lambda: wp.save(path, overwrite="yes"), TypeError, "overwrite", "True or False")
+    wp.save(path, overwrite=True)
+    assert WordPiece.from_file(path).vocab == wp.vocab
+    wp.save(tmp_path / "new.txt")  # a new file needs no overwrite
+    assert WordPiece.from_file(tmp_path / "new.txt").vocab == wp.vocab
+
+
 # ----------------------------------------------------------------------------- widgets
 
 WIDGETS = [
@@ -557,6 +684,15 @@ WIDGETS = [
     case(lambda: mask_picker("the cat"), TypeError, "tokens", "pass a list",
          id="mask_picker-str"),
     case(lambda: mask_picker([]), ValueError, "tokens", "empty", id="mask_picker-empty"),
+    case(lambda: softmax_sliders([1, 2], [None, "a"]), TypeError, "words", "strings",
+         id="softmax_sliders-none-word"),
+    case(lambda: Explorer([], lambda: 5), TypeError, "draw()", "figure", "int",
+         id="Explorer-draw-returns-int"),
+    case(lambda: Explorer([], None), TypeError, "draw", "function", id="Explorer-draw-none"),
+    case(lambda: Explorer("abc", Figure), TypeError, "controls", "list",
+         id="Explorer-controls-str"),
+    case(lambda: Explorer([1, 2], Figure), TypeError, "controls", "ipywidgets",
+         id="Explorer-controls-ints"),
 ]
 
 
@@ -644,6 +780,13 @@ def test_answers_of_the_wrong_kind_get_a_verdict_not_an_exception():
 
 def test_valid_variants_are_accepted():
     assert torch.equal(choose_positions(np.int64(10), rng=0), choose_positions(10, rng=0))
+    for count in (torch.tensor(10), np.array(10), torch.tensor(10, dtype=torch.int8)):
+        assert torch.equal(choose_positions(count, rng=0), choose_positions(10, rng=0))
+    assert torch.equal(choose_positions(5, rng=2**64 - 1), choose_positions(5, rng=-1))
+    huge = corrupt(vocab_size=10**13, rate=1.0, mask_prob=0.0, random_prob=1.0)  # no V-table
+    assert huge.labels.tolist() == [[-100, 5, 6, 7, 8, 9, -100]]
+    assert ((huge.input_ids[0, 1:-1] >= 5) & (huge.input_ids[0, 1:-1] < 10**13)).all()
+    assert ToyWorld(max_len=200).unigram().shape == (WORLD.vocab_size,)
     assert bert_count(np.int64(100)) == 15
     masked, labels = mask_positions(("a", "b"), [np.int64(1)])
     assert masked == ["a", "[MASK]"] and labels == [None, "b"]

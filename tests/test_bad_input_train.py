@@ -49,6 +49,8 @@ CONFIGS = [
     ({"mask_prob": 0.8, "random_prob": 0.3}, ValueError, "more than 1"),
     ({"rule": "random"}, ValueError, "rule"), ({"device": 0}, TypeError, "device"),
     ({"bf16": "yes"}, TypeError, "bf16"), ({"quiet": 1}, TypeError, "quiet"),
+    ({"warmup": 100, "steps": 10}, ValueError, "warmup", "longer than the run"),
+    ({"seed": 2**70}, ValueError, "seed", "2**63"),
 ]
 
 
@@ -107,9 +109,24 @@ def _damaged(tmp_path, how):
     return path
 
 
+def _padded(**change):
+    ids = torch.tensor([[2, 5, 6, 3, 0, 0], [2, 6, 5, 5, 6, 3]])
+    rows = Batch(ids, (ids != 0).long(), torch.zeros_like(ids), None, None)
+    return _data(rows=rows, **change)
+
+
+def _crafted(tmp_path):
+    state = dict.fromkeys(["step", "model", "optimizer", "scheduler", "history",
+                           "pending_losses", "seen_tokens", "rng", "data"], 0)
+    write_checkpoint(tmp_path / "step-0000001.pt",
+                     {**state, "model_config": "mini", "train_config": {}})
+    return tmp_path
+
+
 def _existing_run(tmp_path, toy):
     data, model_config = toy
-    Trainer(model_config, data, TrainConfig(steps=2, batch_size=8, eval_every=2, quiet=True),
+    Trainer(model_config, data, TrainConfig(steps=2, batch_size=8, warmup=1, eval_every=2,
+                                                        quiet=True),
             out_dir=tmp_path).fit()
     return tmp_path
 
@@ -166,6 +183,31 @@ CALLS = {
                              CheckpointError, "nothing to resume"),
     "Trainer-run-exists": (lambda p, t: Trainer(t[1], t[0], out_dir=_existing_run(p, t)),
                            FileExistsError, "already holds"),
+    "Trainer-resume-str": (lambda p, t: Trainer(t[1], t[0], out_dir=p, resume="no"), TypeError,
+                           "resume"),
+    "Trainer-allow-changes-str": (lambda p, t: Trainer(t[1], t[0], allow_changes="no"),
+                                  TypeError, "allow_changes"),
+    "Trainer-out-dir-int": (lambda p, t: Trainer(t[1], t[0], out_dir=123), TypeError, "out_dir"),
+    "Trainer-checkpoints-nowhere": (
+        lambda p, t: Trainer(t[1], t[0], TrainConfig(batch_size=8, checkpoint_every=1)),
+        ValueError, "checkpoint_every", "out_dir"),
+    "Trainer-crafted-checkpoint": (
+        lambda p, t: Trainer(t[1], t[0], out_dir=_crafted(p), resume=True), CheckpointError,
+        "not one of mlmlib's"),
+    "TrainData-pad-not-special": (lambda p, t: _padded(special_ids=[1, 2, 3, 4]), ValueError,
+                                  "padding", "special_ids"),
+    "TrainData-all-special": (lambda p, t: _data(special_ids=list(range(7))), ValueError,
+                              "no ordinary word"),
+    "TrainData-specials-str": (lambda p, t: _data(special_ids="01234"), TypeError,
+                               "special_ids"),
+    "TrainData-specials-none": (lambda p, t: _data(special_ids=None), TypeError, "special_ids"),
+    "pick_device-meta": (lambda p, t: pick_device("meta"), ValueError, "meta", "cpu"),
+    "toy_data-seed-huge": (lambda p, t: toy_data(ToyWorld(), 10, 5, seed=2**70), ValueError,
+                           "seed"),
+    "toy_data-seed-str": (lambda p, t: toy_data(ToyWorld(), 10, 5, seed="a"), ValueError,
+                          "seed"),
+    "text_data-empty-source": (lambda p, t: text_data(""), ValueError, "source"),
+    "read_checkpoint-none": (lambda p, t: read_checkpoint(None), TypeError, "path"),
     "Trainer-nsp-without-pairs": (lambda p, t: Trainer(NSP, _data(), TrainConfig(batch_size=2)),
                                   ValueError, "nsp", "is_next"),
     "read_checkpoint-missing": (lambda p, t: read_checkpoint(p / "nope.pt"), CheckpointError,
@@ -209,7 +251,7 @@ def test_cuda_asked_for_without_cuda(refuses):
 
 
 SMALL = ["--train-sentences", "200", "--hidden", "16", "--heads", "2", "--layers", "1",
-         "--batch-size", "8", "--steps", "2", "--eval-every", "1", "--quiet"]
+         "--batch-size", "8", "--steps", "2", "--warmup", "1", "--eval-every", "1", "--quiet"]
 
 # (command-line arguments after SMALL, what the one line of error must hold); {tmp} is a
 # fresh folder, {file} a one-paragraph text file, {run} a folder holding a finished run
@@ -238,6 +280,9 @@ CLI = {
     "train-sentences-0": (["--train-sentences", "0"], "--train-sentences"),
     "batch-bigger-than-data": (["--batch-size", "64", "--train-sentences", "10"],
                                "training set"),
+    "data-empty": (["--data", ""], "--data"),
+    "device-meta": (["--device", "meta"], "device"),
+    "warmup-longer-than-run": (["--warmup", "100"], "warmup"),
 }
 
 

@@ -310,3 +310,57 @@ def test_check_pointwise_information():
                                                               0.4))
     with pytest.raises(ValueError, match=r"p_a \(a probability\) must lie in \(0, 1\]"):
         check_pointwise_information(1.0, 0.2, 0.0, 0.4)
+
+
+# ------------------------------------------------------------------ answers of the wrong kind
+# Text that NumPy would read as a number, floats where ids are expected, arrays where tokens
+# are: each gets a "Not yet" or "Not answered yet" verdict, never "Correct" and never an error.
+
+from mlmlib.loss import slot_loss, softmax  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    ("verdict", "hint"),
+    [
+        (lambda: check_labels(lambda ids, ps: [i + 0.5 if k in ps else -100.4
+                                               for k, i in enumerate(ids)]), "whole numbers"),
+        (lambda: check_labels(lambda ids, ps: [str(i) for i in reference_labels(ids, ps)]),
+         "got text; ids are whole numbers"),
+        (lambda: check_labels(lambda ids, ps: [float("inf")] * len(ids)), "whole numbers"),
+        (lambda: check_labels(lambda ids, ps: [True] * len(ids)), "whole numbers"),
+        (lambda: check_labels(lambda ids, ps: torch.tensor(5)), "expected a list of ids"),
+        (lambda: check_labels(lambda ids, ps: None), "expected a list of ids, got NoneType."),
+        (lambda: check_softmax(lambda s: [str(x) for x in softmax(s)]), "got text"),
+        (lambda: check_slot_loss(lambda s, t: [str(slot_loss(s, t))]), "returned text"),
+        (lambda: check_mlm_loss(lambda lg, lb: "0.0"), "returned text"),
+        (lambda: check_empty_loss(["0"]), "Not answered yet"),
+        (lambda: check_empty_loss(np.array(["0.0"])), "Not answered yet"),
+        (lambda: check_empty_loss("0"), "Not answered yet"),
+        (lambda: check_loss_value(["0.6265"], [1, 2, 0, 1], 1), "Not answered yet"),
+        (lambda: check_loss_value([True], [1, 2, 0, 1], 1), "Not answered yet"),
+        (lambda: check_branch_counts(["150", "120", "15", "15"], 1000), "Not answered yet"),
+        (lambda: check_branch_counts("1234", 1000), "Not answered yet"),
+        (lambda: check_branch_counts([[150, 120], [15, 15]], 1000), "Not answered yet"),
+        (lambda: check_hide(lambda t, ps: [np.array([1, 2])] * len(t)), "other than text"),
+        (lambda: check_hide(lambda t, ps: [None] * len(t)), "other than text"),
+    ],
+)
+def test_answers_of_the_wrong_kind_are_not_correct(verdict, hint):
+    v = verdict()
+    assert not v, v
+    assert hint in str(v), v
+
+
+def test_numbers_of_every_honest_kind_are_still_read():
+    from fractions import Fraction
+
+    assert check_labels(lambda ids, ps: torch.tensor(reference_labels(ids, ps)))
+    assert check_labels(lambda ids, ps: np.array(reference_labels(ids, ps), dtype=np.int32))
+    assert check_labels(lambda ids, ps: tuple(reference_labels(ids, ps)))
+    assert check_softmax(lambda s: torch.tensor(softmax(s)))
+    assert check_empty_loss(Fraction(0)) and check_empty_loss(np.array([0.0]))
+    assert check_loss_value(np.float32(0.6265), [1, 2, 0, 1], 1)
+    assert check_branch_counts((150, 120, 15, 15), 1000)
+    assert check_branch_counts(np.array([150.0, 120.0, 15.0, 15.0]), 1000)
+    assert check_branch_counts(torch.tensor([150, 120, 15, 15]), 1000)
+    assert check_hide(lambda t, ps: tuple(reference_hide(t, ps)))

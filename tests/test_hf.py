@@ -31,11 +31,11 @@ def offline(monkeypatch):
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
 
 
-def tiny(nsp=False):
+def tiny(nsp=False, **parts):
     torch.manual_seed(0)
     return MiniBert(BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_layers=2,
                                num_heads=4, intermediate_size=64, max_position=16,
-                               nsp=nsp)).eval()
+                               nsp=nsp, **parts)).eval()
 
 
 def test_export_loads_in_transformers_with_the_same_scores(tmp_path):
@@ -231,7 +231,11 @@ SWAPPED = [V[1], V[0], *V[2:]]  # [PAD] no longer at the model's pad_token_id 0
     case(lambda f: import_hf(f["gpt2"]), ValueError, "gpt2", "model_type", "bert", id="gpt2"),
     case(lambda f: import_hf(f["base"]), ValueError, "no mlm head", "cls.predictions",
          id="bert-model"),
-    case(lambda f: import_hf(f["untied"]), ValueError, "untied", "ties", id="untied"),
+    case(lambda f: export_hf(tiny(position_embeddings=False), VOCAB, f["good"] / "x"),
+         ValueError, "position_embeddings", "no such variant", id="export-no-positions"),
+    case(lambda f: export_hf(tiny(head_transform=False, head_bias=False), VOCAB,
+                             f["good"] / "x"),
+         ValueError, "head_transform, head_bias", id="export-no-head-transform"),
     case(lambda f: import_hf(f["file"]), NotADirectoryError, "is a file", id="path-is-file"),
     case(lambda f: import_hf(f["nowhere"]), FileNotFoundError, "no config.json", id="missing"),
     case(lambda f: import_hf(3), TypeError, "directory", "path", id="path-not-path"),
@@ -322,7 +326,6 @@ def test_bad_input_hf(folders, refuses, call, error, words):
 
 def test_the_refused_folders_are_really_what_they_say(folders):
     """The cases above test what they mean to: transformers itself would load them silently."""
-    assert "cls.predictions.decoder.weight" in load_file(folders["untied"] / "model.safetensors")
     assert not any(k.startswith("cls.") for k in load_file(folders["base"] / "model.safetensors"))
     assert json.loads((folders["gpt2"] / "config.json").read_text())["model_type"] == "gpt2"
     assert not (folders["good"] / "x").exists()  # no export case wrote anything
@@ -339,6 +342,22 @@ def test_a_folder_with_only_tokenizer_json_imports_its_vocabulary(tmp_path):
     with torch.no_grad():
         diff = model.eval()(ids).logits - hf(input_ids=ids).logits
     assert diff.abs().max() < 1e-5
+
+
+def test_an_untied_decoder_is_loaded_as_it_is_and_exported_back(folders, tmp_path):
+    """A BERT whose output matrix is its own: MiniBert(tie_embeddings=False), the same scores,
+    and the same weights after a round trip through export_hf."""
+    hf = BertForMaskedLM.from_pretrained(folders["untied"], local_files_only=True).eval()
+    decoder = hf.cls.predictions.decoder.weight
+    assert not torch.equal(decoder, hf.bert.embeddings.word_embeddings.weight)
+    model, vocab = import_hf(folders["untied"])
+    assert not model.config.tie_embeddings and torch.equal(model.decoder, decoder)
+    ids = torch.tensor([[2, 5, 4, 7, 3]])
+    with torch.no_grad():
+        assert (model(ids).logits - hf(input_ids=ids).logits).abs().max() < 1e-5
+    again, _ = import_hf(export_hf(model, vocab, tmp_path / "back"))
+    for name, tensor in model.state_dict().items():
+        assert torch.equal(tensor, again.state_dict()[name]), name
 
 
 def test_an_untied_config_whose_decoder_equals_the_embeddings_imports(tmp_path):

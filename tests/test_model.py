@@ -285,3 +285,41 @@ def test_bool_and_float_masks_give_the_int_result():
     want = model(ids, attention_mask=mask).logits
     for other in (mask.bool(), mask.float()):
         assert torch.equal(model(ids, attention_mask=other).logits, want)
+
+
+@pytest.mark.parametrize("part,missing", [
+    ("position_embeddings", "position_embeddings.weight"),
+    ("head_transform", "head_dense.weight"),
+    ("head_bias", "head_bias"),
+])
+def test_a_part_switched_off_is_gone_and_the_rest_still_scores(part, missing):
+    """The encoder chapter's ablations: the part has no weights, the model still runs."""
+    model = MiniBert(BertConfig(**{**TINY, part: False})).eval()
+    assert missing not in model.state_dict()
+    ids, mask, _ = batch()
+    logits = model(ids, attention_mask=mask).logits
+    assert logits.shape == (*ids.shape, TINY["vocab_size"]) and torch.isfinite(logits).all()
+
+
+def test_without_positions_the_order_of_the_words_is_invisible():
+    model = MiniBert(BertConfig(**{**TINY, "position_embeddings": False})).eval()
+    ids = torch.tensor([[2, 7, 4, 9, 3]])
+    order = torch.tensor([0, 3, 2, 1, 4])  # swap two words
+    h = model.encode(ids)[0]
+    assert torch.allclose(model.encode(ids[:, order])[0], h[:, order], atol=1e-6)
+    with_positions = MiniBert(BertConfig(**TINY)).eval()
+    h = with_positions.encode(ids)[0]
+    assert not torch.allclose(with_positions.encode(ids[:, order])[0], h[:, order], atol=1e-3)
+
+
+def test_an_untied_model_has_its_own_output_matrix_and_the_same_other_weights():
+    tied = MiniBert(BertConfig(**TINY), rng=3)
+    untied = MiniBert(BertConfig(**{**TINY, "tie_embeddings": False}), rng=3)
+    assert untied.decoder.shape == tied.word_embeddings.weight.shape
+    assert not torch.equal(untied.decoder, untied.word_embeddings.weight)
+    for name, tensor in tied.state_dict().items():  # the decoder is drawn last
+        assert torch.equal(tensor, untied.state_dict()[name]), name
+    h = torch.randn(3, TINY["hidden_size"])
+    with torch.no_grad():
+        untied.decoder.copy_(untied.word_embeddings.weight)
+        assert torch.allclose(untied.score(h), tied.score(h))

@@ -70,6 +70,7 @@ PAPERS = {  # a name in the text -> the bibtex key a page that uses it must cite
     r"XLNet": "yang2019xlnet",
     r"Wettig": "wettig2023mask",
     r"Jain and Wallace": "jain2019attention",
+    r"Vaswani": "vaswani2017attention",
     r"Devlin|80%, 10%|Google's (original )?(BERT|code)": "devlin2019bert",
 }
 PAGES = NOTEBOOKS + sorted((ROOT / "book").glob("*.md"))

@@ -113,7 +113,7 @@ def test_resume_is_exact_on_any_schedule(toy, tmp_path, checkpoint_every, eval_e
     data, model_config = toy
     config = TrainConfig(steps=24, batch_size=32, warmup=5, eval_every=eval_every,
                          checkpoint_every=checkpoint_every, keep_checkpoints=10, quiet=True)
-    whole = Trainer(model_config, data, config)
+    whole = Trainer(model_config, data, config, out_dir=tmp_path / "whole")
     whole.fit()
     Trainer(model_config, data, config, out_dir=tmp_path).fit()
     for later in sorted(tmp_path.glob("step-*.pt")):
@@ -132,7 +132,7 @@ def test_resume_is_exact_on_any_schedule(toy, tmp_path, checkpoint_every, eval_e
 
 def test_a_damaged_checkpoint_is_refused_and_the_previous_one_survives(toy, tmp_path):
     data, model_config = toy
-    config = TrainConfig(steps=20, batch_size=32, eval_every=10, checkpoint_every=10,
+    config = TrainConfig(warmup=2, steps=20, batch_size=32, eval_every=10, checkpoint_every=10,
                          quiet=True)
     Trainer(model_config, data, config, out_dir=tmp_path).fit()
     older, newer = sorted(tmp_path.glob("step-*.pt"))
@@ -147,7 +147,7 @@ def test_a_damaged_checkpoint_is_refused_and_the_previous_one_survives(toy, tmp_
     with pytest.raises(CheckpointError, match="checksum does not match") as info:
         Trainer(model_config, data, config, out_dir=tmp_path, resume=True)
     assert older.name in str(info.value)
-    resumed = Trainer(model_config, data, config)
+    resumed = Trainer(model_config, data, config, out_dir=tmp_path / "elsewhere")
     resumed.load_checkpoint(older)  # the previous good one still loads
     assert resumed.step == 10
     assert not list(tmp_path.glob(".*.tmp"))
@@ -155,7 +155,7 @@ def test_a_damaged_checkpoint_is_refused_and_the_previous_one_survives(toy, tmp_
 
 def test_checkpoints_are_kept_to_the_newest_few(toy, tmp_path):
     data, model_config = toy
-    config = TrainConfig(steps=40, batch_size=32, eval_every=10, checkpoint_every=10,
+    config = TrainConfig(warmup=2, steps=40, batch_size=32, eval_every=10, checkpoint_every=10,
                          keep_checkpoints=2, quiet=True)
     Trainer(model_config, data, config, out_dir=tmp_path).fit()
     assert [p.name for p in sorted(tmp_path.glob("step-*.pt"))] == ["step-0000030.pt",
@@ -168,11 +168,11 @@ def test_checkpoints_are_kept_to_the_newest_few(toy, tmp_path):
 
 def test_resuming_with_other_settings_or_data_is_refused_naming_each(toy, tmp_path):
     data, model_config = toy
-    config = TrainConfig(steps=20, batch_size=32, eval_every=10, checkpoint_every=10,
+    config = TrainConfig(warmup=2, steps=20, batch_size=32, eval_every=10, checkpoint_every=10,
                          quiet=True)
     Trainer(model_config, data, config, out_dir=tmp_path).fit()
-    other = TrainConfig(steps=30, batch_size=16, lr=1e-3, eval_every=5, checkpoint_every=10,
-                        seed=3, quiet=True)
+    other = TrainConfig(warmup=2, steps=30, batch_size=16, lr=1e-3, eval_every=5,
+                        checkpoint_every=10, seed=3, quiet=True)
     with pytest.raises(CheckpointError) as info:
         Trainer(model_config, data, other, out_dir=tmp_path, resume=True)
     message = str(info.value)
@@ -193,7 +193,7 @@ def test_resuming_with_other_settings_or_data_is_refused_naming_each(toy, tmp_pa
 
 def test_a_folder_with_a_run_is_not_overwritten(toy, tmp_path):
     data, model_config = toy
-    config = TrainConfig(steps=4, batch_size=32, eval_every=2, quiet=True)
+    config = TrainConfig(warmup=2, steps=4, batch_size=32, eval_every=2, quiet=True)
     Trainer(model_config, data, config, out_dir=tmp_path).fit()  # no checkpoints: history only
     saved = (tmp_path / "history.json").read_text()
     with pytest.raises(FileExistsError, match="already holds a training run"):
@@ -284,3 +284,29 @@ def test_toy_recipe_trains(toy):
     history = Trainer(model_config, data, train_config).fit()
     assert [h["step"] for h in history] == [0, 3]
     assert history[-1]["eval_loss"] < history[0]["eval_loss"]
+
+
+def test_numpy_settings_are_stored_as_plain_numbers_and_resume(toy, tmp_path):
+    """NumPy numbers (from a sweep, say) become Python ones, so the checkpoint loads back."""
+    import numpy as np
+
+    data, model_config = toy
+    config = TrainConfig(steps=np.int64(4), batch_size=32, lr=np.geomspace(1e-3, 1e-2, 3)[0],
+                         rate=np.float64(0.3), warmup=1, eval_every=2, checkpoint_every=2,
+                         seed=np.int64(0), quiet=True)
+    assert type(config.lr) is float and type(config.steps) is int and type(config.seed) is int
+    Trainer(model_config, data, config, out_dir=tmp_path).fit()
+    for later in tmp_path.glob("step-0000004.pt"):
+        later.unlink()
+    assert Trainer(model_config, data, config, out_dir=tmp_path, resume=True).step == 2
+
+
+def test_when_both_checkpoints_are_damaged_the_error_says_so(toy, tmp_path):
+    data, model_config = toy
+    config = TrainConfig(steps=4, batch_size=32, warmup=1, eval_every=2, checkpoint_every=2,
+                         quiet=True)
+    Trainer(model_config, data, config, out_dir=tmp_path).fit()
+    for path in tmp_path.glob("step-*.pt"):
+        path.write_bytes(path.read_bytes()[:-10])
+    with pytest.raises(CheckpointError, match="is damaged too"):
+        Trainer(model_config, data, config, out_dir=tmp_path, resume=True)

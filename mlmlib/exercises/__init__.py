@@ -21,6 +21,8 @@ One module per part of the book; every name is importable from ``mlmlib.exercise
 * :mod:`mlmlib.exercises.worked` - the exercises that first appear in the worked examples.
 * :mod:`mlmlib.exercises.training` - the training chapters.
 * :mod:`mlmlib.exercises.lab` - the exact lab (results over seeds, pointwise information).
+* :mod:`mlmlib.exercises.encoder` - inside the encoder (attention weights by hand, the weights
+  of one block, a gap over seeds).
 * ``mlmlib.exercises._common`` - :class:`Verdict` and the number checks they share.
 
 >>> from mlmlib.exercises import check_loss_value
@@ -29,6 +31,12 @@ Correct: 0.6265 matches -log P = 0.6265.
 """
 
 from mlmlib.exercises._common import Verdict
+from mlmlib.exercises.encoder import (
+    block_parameter_count,
+    check_attention_weights,
+    check_block_parameters,
+    check_seed_gap,
+)
 from mlmlib.exercises.lab import check_direction_over_seeds, check_pointwise_information
 from mlmlib.exercises.training import (
     bert_parameter_count,
@@ -57,6 +65,9 @@ from mlmlib.exercises.worked import (
 __all__ = [
     "Verdict",
     "bert_parameter_count",
+    "block_parameter_count",
+    "check_attention_weights",
+    "check_block_parameters",
     "check_branch_counts",
     "check_direction",
     "check_direction_over_seeds",
@@ -72,6 +83,7 @@ __all__ = [
     "check_perplexity",
     "check_pointwise_information",
     "check_random_branch_probability",
+    "check_seed_gap",
     "check_slot_loss",
     "check_softmax",
     "check_total_loss",

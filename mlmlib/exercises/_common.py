@@ -10,6 +10,7 @@ Does not: check any exercise itself - the part modules (walkthrough, worked, tra
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
@@ -38,15 +39,25 @@ def _no(message: str) -> Verdict:
     return Verdict(False, message)
 
 
-def _as_number(value) -> float | None:
-    """``value`` as a float, or None when it is not a single number."""
+def _as_numbers(value) -> np.ndarray | None:
+    """``value`` as a float array, or None unless it holds real numbers only: text ("0.5",
+    which NumPy would read as a number), bools, None and complex numbers are not answers."""
     if isinstance(value, bool | str | bytes) or value is None:
         return None
     try:
-        arr = np.asarray(value.detach() if hasattr(value, "detach") else value, dtype=float)
-    except (TypeError, ValueError):
+        arr = np.asarray(value.detach().cpu() if hasattr(value, "detach") else value)
+        if arr.dtype == object and all(isinstance(v, numbers.Real) and not isinstance(v, bool)
+                                       for v in arr.flat):  # a Fraction, an int beyond int64
+            arr = arr.astype(float)
+    except Exception:  # a ragged list, or an object of the reader's that refuses
         return None
-    return float(arr.reshape(())) if arr.size == 1 else None  # 0.5, [0.5] or a 1-element array
+    return arr.astype(float) if arr.dtype.kind in "iuf" else None
+
+
+def _as_number(value) -> float | None:
+    """``value`` as a float, or None when it is not a single number."""
+    arr = _as_numbers(value)
+    return float(arr.reshape(())) if arr is not None and arr.size == 1 else None  # 0.5, [0.5]
 
 
 def _setting(value, name: str, low: float = -math.inf, high: float = math.inf,

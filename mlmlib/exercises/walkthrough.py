@@ -22,6 +22,7 @@ from mlmlib.constants import IGNORE_INDEX
 from mlmlib.exercises._common import (
     Verdict,
     _as_number,
+    _as_numbers,
     _check_number,
     _close,
     _no,
@@ -41,6 +42,31 @@ def _call(fn: Callable, *args):
         return None, f"{type(err).__name__}: {err}"
 
 
+def _kind(result) -> str:
+    """What the reader's function returned, in words, when it is not the numbers expected."""
+    if result is None:
+        return "nothing (None)"
+    try:
+        arr = np.asarray(result.detach() if hasattr(result, "detach") else result)
+        kind = {"c": "complex numbers", "U": "text", "S": "text", "b": "True/False values"}
+        return kind.get(arr.dtype.kind) or f"{type(result).__name__} {result!r}"[:80]
+    except Exception:
+        return type(result).__name__
+
+
+def _whole_numbers(result) -> list[int] | None:
+    """The reader's ids as ints, or None unless every one is a whole number (no float, no
+    text, no bool: a label is an id)."""
+    try:
+        values = list(result)
+        if all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in values):
+            return [int(v) for v in values]
+        arr = np.asarray(result.detach() if hasattr(result, "detach") else result)
+        return [int(v) for v in arr] if arr.ndim == 1 and arr.dtype.kind in "iu" else None
+    except Exception:
+        return None
+
+
 def _number_from(fn: Callable, args: tuple, shown: str) -> tuple[float | None, Verdict | None]:
     """Call the reader's function for one number: (the number, None) or (None, a verdict)."""
     result, error = _call(fn, *args)
@@ -48,9 +74,8 @@ def _number_from(fn: Callable, args: tuple, shown: str) -> tuple[float | None, V
         return None, _no(f"Not yet: on {shown} your function raised {error}.")
     value = _as_number(result)
     if value is None:
-        what = "nothing (None)" if result is None else type(result).__name__
-        return None, _no(f"Not yet: on {shown} your function returned {what}; expected one "
-                         "number.")
+        return None, _no(f"Not yet: on {shown} your function returned {_kind(result)}; expected "
+                         "one number.")
     return value, None
 
 
@@ -71,12 +96,14 @@ def check_hide(fn) -> Verdict:
         shown = f"positions {positions} of {tokens}"
         if error:
             return _no(f"Not yet: on {shown} your function raised {error}.")
-        if given != original:
+        if len(given) != len(original) or not all(isinstance(g, str) and g == o
+                                                    for g, o in zip(given, original, strict=True)):
             return _no("Not yet: your function changed the caller's list; build a new one "
                        "(the original sentence is still needed for the labels).")
-        if not isinstance(result, list | tuple):
-            return _no(f"Not yet: on {shown} expected a list of tokens, got "
-                       f"{type(result).__name__}.")
+        if not isinstance(result, list | tuple) or not all(isinstance(t, str) for t in result):
+            what = type(result).__name__ + (" holding something other than text (strings)" if
+                                            isinstance(result, list | tuple) else "")
+            return _no(f"Not yet: on {shown} expected a list of tokens, got {what}.")
         result = list(result)
         if result == expected:
             continue
@@ -104,11 +131,12 @@ def check_labels(fn) -> Verdict:
         shown = f"ids {ids}, positions {positions}"
         if error:
             return _no(f"Not yet: on {shown} your function raised {error}.")
-        try:
-            got = [int(v) for v in result]
-        except (TypeError, ValueError):
-            return _no(f"Not yet: on {shown} expected a list of ids, got "
-                       f"{type(result).__name__}.")
+        got = _whole_numbers(result)
+        if got is None:
+            what = type(result).__name__
+            if isinstance(result, list | tuple | np.ndarray | torch.Tensor):
+                what = f"{_kind(result)}; ids are whole numbers"
+            return _no(f"Not yet: on {shown} expected a list of ids, got {what}.")
         if got == expected:
             continue
         if got == [IGNORE_INDEX if k in positions else i for k, i in enumerate(ids)]:
@@ -150,16 +178,11 @@ def check_softmax(fn) -> Verdict:
         result, error = _call(fn, list(scores))
         if error:
             return _no(f"Not yet: on scores {scores} your function raised {error}.")
-        try:
-            got = np.asarray(result.detach() if hasattr(result, "detach") else result)
-            kind = "complex numbers" if np.iscomplexobj(got) else f"shape {got.shape}"
-            got = None if np.iscomplexobj(got) else got.astype(float)
-        except (TypeError, ValueError):
-            got, kind = None, type(result).__name__
+        got = _as_numbers(result)
         if got is None or got.shape != expected.shape:
-            shape = "nothing (None)" if result is None else kind
+            kind = _kind(result) if got is None else f"shape {got.shape}"
             return _no(f"Not yet: on scores {scores} expected {len(scores)} probabilities, "
-                       f"got {shape}.")
+                       f"got {kind}.")
         if not np.all(np.isfinite(got)):
             return _no(f"Not yet: on scores {scores} you got {got}: exp(1000) overflows. Subtract "
                        "the largest score from every score before exponentiating.")

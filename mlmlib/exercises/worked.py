@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from mlmlib.exercises._common import (
     FOUR_DECIMALS,
     Verdict,
+    _as_numbers,
     _check_number,
     _no,
     _setting,
@@ -79,13 +80,13 @@ def check_branch_counts(answer, total_tokens: int, rate: float = 0.15, mask_prob
     expected = [targets, targets * mask_prob, targets * random_prob,
                 targets * (1 - mask_prob - random_prob)]
     names = ["targets", "[MASK]", "random", "unchanged"]
-    try:
-        values = [float(v) for v in answer]
-    except (TypeError, ValueError):
+    values = _as_numbers(answer)  # None for text: "1234" is not four numbers, "150" not one
+    if values is None or values.ndim != 1:
         return _no("Not answered yet: expected four numbers (targets, [MASK], random, "
                    "unchanged).")
     if len(values) != 4:
         return _no(f"Not yet: expected four numbers, got {len(values)}.")
+    values = values.tolist()
     if not all(math.isfinite(v) for v in values):
         return _no(f"Not yet: expected four finite numbers, got {values}.")
     for name, value, want in zip(names, values, expected, strict=True):

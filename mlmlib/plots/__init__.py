@@ -16,6 +16,8 @@ One module per part of the book; every name is importable from ``mlmlib.plots`` 
 * :mod:`mlmlib.plots.worked` - the figures that first appear in the worked examples.
 * :mod:`mlmlib.plots.training` - the training chapters.
 * :mod:`mlmlib.plots.lab` - the exact lab: results over seeds, calibration, joint tables.
+* :mod:`mlmlib.plots.encoder` - inside the encoder: matrices as heat maps, attention weights,
+  GELU, two computations that agree, one dot per seed.
 * ``mlmlib.plots._common`` - the colours, the font size and the axes helpers they share.
 
 >>> from mlmlib.plots import softmax_stages
@@ -25,6 +27,14 @@ One module per part of the book; every name is importable from ``mlmlib.plots`` 
 """
 
 from mlmlib.plots._common import FONT_SIZE, OKABE_ITO, OTHER_COLOUR, TRUTH_COLOUR
+from mlmlib.plots.encoder import (
+    agreement,
+    attention_map,
+    excess_curves,
+    gelu_curve,
+    heat_panels,
+    seed_dots,
+)
 from mlmlib.plots.lab import joint_and_product, lines_with_spread, reliability_diagram
 from mlmlib.plots.training import attention_bars, top_words, training_curve
 from mlmlib.plots.walkthrough import (
@@ -48,9 +58,14 @@ __all__ = [
     "OTHER_COLOUR",
     "PIPELINE",
     "TRUTH_COLOUR",
+    "agreement",
     "attention_bars",
+    "attention_map",
     "edge_cases",
+    "excess_curves",
+    "gelu_curve",
     "grouped_bars",
+    "heat_panels",
     "joint_and_product",
     "lines_with_spread",
     "loss_tower",
@@ -59,6 +74,7 @@ __all__ = [
     "probability_dial",
     "reads_and_answers",
     "reliability_diagram",
+    "seed_dots",
     "slot_loss_of",
     "slots_and_tower",
     "softmax_stages",

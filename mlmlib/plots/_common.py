@@ -80,14 +80,17 @@ def _single_axes(ax, size: tuple[float, float]):
     return ax.figure, ax
 
 
-def _labels(values, name: str, unique: bool = False) -> list:
-    """A non-empty list of labels (words, names): a ``str`` is one label, not a list of letters."""
+def _labels(values, name: str, unique: bool = False, text: bool = False) -> list:
+    """A non-empty list of labels (words, names): a ``str`` is one label, not a list of letters;
+    with ``text``, every label must be a ``str`` (a bar's category, say)."""
     if isinstance(values, str | bytes | Mapping) or not isinstance(values, Iterable):
         raise TypeError(f"{name} must be a list of words or names, got {type(values).__name__} "
                         f"{values!r}"[:150] + "; pass a list")
     values = list(values)
     if not values:
         raise ValueError(f"{name} is empty: there is nothing to draw")
+    if text and not all(isinstance(v, str) for v in values):
+        raise TypeError(f"{name} must be strings, got {values!r}"[:150])
     twice = [v for k, v in enumerate(values) if v in values[:k]] if unique else []
     if twice:
         raise ValueError(f"{name} lists {twice[0]!r} twice: its bars would fall on one another")
@@ -115,6 +118,12 @@ def _numbers(values, name: str, low: float = -math.inf, high: float = math.inf,
             low > -math.inf or high < math.inf)
         raise ValueError(f"{name} must{interval} be finite, got {arr[bad].flat[0]}")
     return arr
+
+
+def _flag(value, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return value
 
 
 def _mapping(value, name: str, what: str, empty: bool = False) -> dict:

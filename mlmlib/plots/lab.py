@@ -15,7 +15,7 @@ Does not: train or compute any probability; the chapter passes in the numbers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -24,6 +24,7 @@ from mlmlib.plots._common import (
     FONT_SIZE,
     OKABE_ITO,
     _axes,
+    _flag,
     _labels,
     _mapping,
     _numbers,
@@ -57,6 +58,7 @@ def lines_with_spread(x: Sequence[float], series: dict[str, tuple], xlabel: str 
             ``log |V|``).
         log_x: a logarithmic horizontal axis.
     """
+    log_x = _flag(log_x, "log_x")
     x = _numbers(x, "x", 0 if log_x else -np.inf, above=log_x, ndim=1)  # log: x > 0
     series = _mapping(series, "series", "name -> (mean, low, high)")
     for name, band in series.items():
@@ -100,6 +102,10 @@ def reliability_diagram(model_mean: Sequence[float], exact_mean: Sequence[float]
     the bin's count; both axes are logarithmic, because most pairs have tiny probabilities.
     """
     counts = _numbers(counts, "counts", 0, ndim=1)
+    for m, name in ((model_mean, "model_mean"), (exact_mean, "exact_mean")):
+        if isinstance(m, str | bytes) or not isinstance(m, Iterable) or getattr(m, "ndim", 1) < 1:
+            raise TypeError(f"{name} must be a list of numbers, one per bin (None for an empty "
+                            f"bin), got {type(m).__name__} {m!r}"[:150])
     means = [np.asarray([np.nan if v is None else v for v in m], dtype=object)  # None: empty bin
              for m in (model_mean, exact_mean)]
     if not len(means[0]) == len(means[1]) == len(counts):
@@ -128,12 +134,18 @@ def reliability_diagram(model_mean: Sequence[float], exact_mean: Sequence[float]
 def joint_and_product(rows: Sequence[str], cols: Sequence[str], joint, product,
                       row_label: str = "", col_label: str = "", ax=None) -> Figure:
     """Two heat maps, one above the other: a joint table of two blanks and the product of its
-    marginals (what scoring the blanks independently assumes), with the same colour scale."""
+    marginals (what scoring the blanks independently assumes), with the same colour scale.
+    Either table may be a corner of the full one (its likeliest rows and columns): each sums to
+    1 at most."""
     rows, cols = _labels(rows, "rows"), _labels(cols, "cols")
     joint, product = (_numbers(t, name, 0, 1) for t, name in ((joint, "joint"),
                                                                (product, "product")))
     if joint.shape != (len(rows), len(cols)) or product.shape != joint.shape:
         raise ValueError(f"both tables must be {len(rows)} x {len(cols)}")
+    for table, name in ((joint, "joint"), (product, "product")):  # a distribution, or part of one
+        if table.sum() > 1 + 1e-4:
+            raise ValueError(f"the {name} table sums to {table.sum():.4g}: the probabilities of "
+                             "pairs of words sum to 1 at most (all of them, or some)")
     fig, axes = _axes(ax, 2, (6.4, 7.2))
     top = max(joint.max(), product.max())
     for a, table, name in zip(axes, (joint, product), ("joint  P(a, b)",

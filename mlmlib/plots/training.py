@@ -30,10 +30,19 @@ from mlmlib.plots._common import (
 
 def top_words(words: Sequence[str], probs: Sequence[float], truth: str | None = None,
               title: str | None = None, ax=None) -> Figure:
-    """Horizontal bars of the most likely words, the most likely on top; the truth hatched."""
+    """Horizontal bars of the most likely words, the most likely on top; the truth hatched.
+
+    ``probs`` are the words' probabilities in one distribution: all of it or its top few, so
+    they sum to 1 at most (and are not all 0).
+    """
     words, probs = _labels(words, "words"), _numbers(probs, "probs", 0, 1, ndim=1)
     if len(words) != len(probs):
         raise ValueError(f"{len(words)} words but {len(probs)} probabilities")
+    if probs.sum() > 1 + 1e-4:  # the top words of one distribution: all of it, or some
+        raise ValueError(f"probs sum to {probs.sum():.4g}: the probabilities of some words of "
+                         "one distribution sum to 1 at most")
+    if not probs.any():
+        raise ValueError("probs are all 0: the likeliest words cannot all have probability 0")
     fig, ax = _single_axes(ax, (5.2, 0.45 * len(words) + 1.2))
     y = np.arange(len(words))[::-1]
     colours = [TRUTH_COLOUR if w == truth else OTHER_COLOUR for w in words]
@@ -85,11 +94,15 @@ def training_curve(history: Sequence[dict], baselines: dict[str, float] | None =
 
 def attention_bars(tokens: Sequence[str], weights: Sequence[float], query: int,
                    ax=None) -> Figure:
-    """How much one position (the query, hatched) attends to every position of the sentence."""
+    """How much one position (the query, hatched) attends to every position of the sentence
+    (its weights, which sum to 1)."""
     tokens, weights = _labels(tokens, "tokens"), _numbers(weights, "weights", 0, 1, ndim=1)
     if len(tokens) != len(weights):
         raise ValueError(f"{len(tokens)} tokens but {len(weights)} weights")
     _positions([query], len(tokens), "query")
+    if abs(weights.sum() - 1) > 0.01:  # (a hundredth: room for weights rounded to 2 decimals)
+        raise ValueError(f"weights sum to {weights.sum():.4g}: a query's attention weights over "
+                         "every position of the sentence sum to 1")
     fig, ax = _single_axes(ax, (max(4.5, 0.75 * len(tokens)), 3.4))
     colours = [TRUTH_COLOUR if i == query else OTHER_COLOUR for i in range(len(tokens))]
     bars = ax.bar(range(len(tokens)), weights, color=colours, edgecolor="black", linewidth=0.6)

@@ -25,6 +25,7 @@ from mlmlib.plots._common import (
     OTHER_COLOUR,
     TRUTH_COLOUR,
     _axes,
+    _flag,
     _given_axes,
     _labels,
     _mapping,
@@ -160,7 +161,11 @@ def softmax_stages(scores: Sequence[float], words: Sequence[str], truth: str | N
         ax: three axes to draw on, or None for a new figure.
     """
     scores = _numbers(scores, "scores", ndim=1, high=700)  # exp(710) overflows a float
-    words = _labels(words, "words", unique=True)
+    if len(scores) and scores.max() < -700:  # exp(-746) underflows to 0: Z would be 0
+        raise ValueError(f"scores are all below -700 (the largest is {scores.max():g}): every "
+                         "exp(score) underflows to 0; subtract the largest score from each "
+                         "(softmax does not change)")
+    words = _labels(words, "words", unique=True, text=True)
     if len(words) != len(scores):
         raise ValueError(f"{len(words)} words but {len(scores)} scores")
     if truth is not None and truth not in words:
@@ -194,6 +199,7 @@ def neg_log_curve(points: dict[str, float] | None = None, log_x: bool = False,
     for name, p in points.items():
         points[name] = float(_numbers(p, f"point {name!r}: p", 0, 1, above=True, ndim=0))
     p_min = float(_numbers(p_min, "p_min", 0, 1, above=True, ndim=0))
+    log_x = _flag(log_x, "log_x")
     fig, ax = _single_axes(ax, (6.0, 4.0))
     low = min([p_min, *points.values()])
     p = np.geomspace(low, 1, 400) if log_x else np.linspace(low, 1, 400)

@@ -17,7 +17,7 @@ import os
 import re
 import string
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
 
@@ -138,6 +138,9 @@ def _check_count(value, name: str, least: int) -> None:
 
 def _check_strings(items, name: str, what: str = "token") -> list[str]:
     """``items`` as a list of str; one str (which would be read letter by letter) is refused."""
+    if isinstance(items, Mapping):  # iterating a dict gives its keys, in insertion order
+        raise TypeError(f"{name} must be a list of {what}s, got a {type(items).__name__}: its "
+                        f"values are ignored; pass a list (a vocabulary's in id order)")
     if isinstance(items, (str, bytes)) or not isinstance(items, Iterable):
         hint = f": pass [{what}] for a single {what}" if isinstance(items, str) else ""
         raise TypeError(f"{name} must be a list of {what}s, got one {type(items).__name__}{hint}")

@@ -35,8 +35,10 @@ __all__ = ["WordPiece", "WordVocab", "train_wordpiece"]
 
 def _decode(table: Sequence[str], ids: Iterable[int]) -> list[str]:
     """The tokens of ``ids`` (ints, NumPy integers or integer tensors), each one checked."""
-    if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
-        raise TypeError(f"ids must be a sequence of token ids, got {type(ids).__name__}")
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable) or (
+            getattr(ids, "ndim", None) == 0):  # a 0-d tensor or array: one id, not a list
+        raise TypeError(f"ids must be a sequence of token ids, got {type(ids).__name__} "
+                        f"{ids!r}"[:120] + "; pass a list")
     out = []
     for i in ids:
         try:
@@ -143,8 +145,18 @@ class WordPiece:
         lines = lines[:-1] if lines[-1] == "" else lines
         return cls([line.removesuffix("\r") for line in lines], lower=lower)
 
-    def save(self, path) -> None:
-        _check_path(path).write_text("".join(f"{t}\n" for t in self.vocab), encoding="utf-8")
+    def save(self, path, overwrite: bool = False) -> None:
+        """Write BERT's ``vocab.txt``; an existing file is replaced only when ``overwrite``."""
+        path = _check_path(path)
+        _check_bool(overwrite, "overwrite")
+        if path.is_dir():
+            raise ValueError(f"path {path} is a folder; name the file, e.g. {path / 'vocab.txt'}")
+        if not path.parent.is_dir():
+            raise FileNotFoundError(f"cannot save to {path}: the folder {path.parent} does not "
+                                    "exist")
+        if path.exists() and not overwrite:
+            raise FileExistsError(f"{path} exists already; pass overwrite=True to replace it")
+        path.write_text("".join(f"{t}\n" for t in self.vocab), encoding="utf-8")
 
     def __len__(self) -> int:
         return len(self.vocab)

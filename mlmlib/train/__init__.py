@@ -21,7 +21,7 @@ corpora (:mod:`mlmlib.corpora`, :mod:`mlmlib.toyworld`).
 >>> TrainConfig(rate=0)
 Traceback (most recent call last):
 ...
-ValueError: rate must lie in (0, 1]: the share of tokens to predict, got 0
+ValueError: rate must lie in (0, 1]: the share of tokens to predict, got 0.0
 """
 
 from mlmlib.train.checkpoint import CheckpointError, read_checkpoint

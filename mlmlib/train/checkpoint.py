@@ -78,6 +78,8 @@ def read_checkpoint(path, previous=None) -> dict:
 
     ``previous``, if given, is named in the error as the checkpoint to fall back on.
     """
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"path must be a checkpoint file's path (str or Path), got {path!r}")
     path = Path(path)
     hint = (f"; the previous checkpoint {previous} is untouched: delete {path.name} to resume "
             "from it") if previous else ""

@@ -72,7 +72,8 @@ def _check_args(args) -> None:
         raise ValueError("--allow-changes only makes sense with --resume")
     if args.resume and args.out is None:
         raise ValueError("--resume needs --out, the folder that holds the checkpoints")
-    if args.data not in ("toy", "python-docs") and not Path(args.data).exists():
+    if args.data not in ("toy", "python-docs") and (not args.data
+                                                     or not Path(args.data).exists()):
         raise ValueError(f"--data must be 'toy', 'python-docs', or a .txt file or folder; "
                          f"there is no file or folder {args.data}")
 

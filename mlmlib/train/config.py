@@ -11,7 +11,7 @@ Does not: train (:mod:`mlmlib.train.trainer`) or make data (:mod:`mlmlib.train.d
 >>> TrainConfig(clip=0)
 Traceback (most recent call last):
 ...
-ValueError: clip must be positive (the largest gradient norm; math.inf turns clipping off), got 0
+ValueError: clip must be positive (the largest gradient norm; math.inf turns clipping off), got 0.0
 """
 
 from __future__ import annotations
@@ -26,11 +26,12 @@ from mlmlib.model import BertConfig
 __all__ = ["TrainConfig", "toy_recipe"]
 
 
-def _whole(name: str, value, least: int) -> None:
+def _whole(name: str, value, least: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be a whole number, got {value!r}")
-    if value < least:
-        raise ValueError(f"{name} must be at least {least}, got {value}")
+    if not least <= value < 2**63:
+        raise ValueError(f"{name} must be at least {least} (and below 2**63), got {value}")
+    return int(value)  # a NumPy integer becomes a Python int: checkpoints store plain values
 
 
 def _real(name: str, value) -> float:
@@ -64,7 +65,12 @@ class TrainConfig:
     def __post_init__(self):
         for name, least in (("steps", 1), ("batch_size", 1), ("eval_every", 1), ("warmup", 0),
                             ("checkpoint_every", 0), ("keep_checkpoints", 1), ("seed", 0)):
-            _whole(name, getattr(self, name), least)
+            setattr(self, name, _whole(name, getattr(self, name), least))
+        if self.warmup > self.steps:
+            raise ValueError(f"warmup ({self.warmup} steps) is longer than the run ({self.steps} "
+                             "steps): the learning rate would never reach its peak; lower warmup")
+        for name in ("lr", "weight_decay", "clip", "rate", "mask_prob", "random_prob"):
+            setattr(self, name, _real(name, getattr(self, name)))  # NumPy floats: plain floats
         lr = _real("lr", self.lr)
         if not 0 < lr < math.inf:
             raise ValueError(f"lr must be a positive, finite learning rate, got {self.lr}")

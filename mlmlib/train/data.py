@@ -61,9 +61,25 @@ class TrainData:
                              f"{self.vocab_size!r}")
         _check_rows("rows", self.rows, self.vocab_size, labelled=False)
         _check_rows("eval", self.eval, self.vocab_size, labelled=True)
+        if isinstance(self.special_ids, str | bytes) or not isinstance(self.special_ids,
+                                                                       list | tuple):
+            raise TypeError(f"special_ids must be a list of token ids, got "
+                            f"{self.special_ids!r}")
+        for i in self.special_ids:
+            if isinstance(i, bool) or not isinstance(i, numbers.Integral) \
+                    or not 0 <= i < self.vocab_size:
+                raise ValueError(f"special_ids must be ids inside the vocabulary of "
+                                 f"{self.vocab_size}, got {i!r}")
         if self.mask_token_id not in self.special_ids:
             raise ValueError(f"mask_token_id {self.mask_token_id!r} must be one of special_ids "
                              f"{list(self.special_ids)}")
+        if len(set(self.special_ids)) >= self.vocab_size:
+            raise ValueError("every id is in special_ids: there is no ordinary word to learn")
+        padding = self.rows.input_ids[self.rows.attention_mask == 0].unique().tolist()
+        stray = sorted(set(padding) - set(self.special_ids))
+        if stray:
+            raise ValueError(f"the padding of rows uses id {stray[0]}, which is not in "
+                             "special_ids: it would be chosen as a target and trained on")
 
 
 def fingerprint(data: TrainData) -> str:
@@ -85,12 +101,20 @@ def eval_batch(rows: Batch, vocab_size: int, mask_token_id: int, special_ids, rn
                       rule="bert", mask_prob=1.0, random_prob=0.0)
 
 
+def _check_seed(seed) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) \
+            or not 0 <= seed < 2**63:
+        raise ValueError(f"seed must be a whole number from 0 to 2**63 - 1, got {seed!r}")
+    return int(seed)
+
+
 def toy_data(world, n_train: int = 20000, n_eval: int = 1000, seed: int = 0):
     """Training and evaluation rows from the toy world, and the evaluation masks.
 
     Returns ``(data, vocab, eval_sentences, eval_masks)``; the masks are word positions, for
     ``world.bayes_loss(eval_sentences, eval_masks)``.
     """
+    seed = _check_seed(seed)
     from mlmlib.corpora import pack_rows
     from mlmlib.tokenizer import SPECIAL_TOKENS
     from mlmlib.toyworld import ToyWorld
@@ -133,6 +157,10 @@ def text_data(source: str, vocab_size: int = 2000, max_len: int = 64, seed: int 
     from mlmlib.corpora import load_text, pack_rows, python_docs, split_documents
     from mlmlib.tokenizer import train_wordpiece
 
+    seed = _check_seed(seed)
+    if not isinstance(source, str) or not source:
+        raise ValueError(f"source must be 'python-docs' or the path of a .txt file or folder, "
+                         f"got {source!r}")
     docs = python_docs() if source == "python-docs" else load_text(source)
     if len(docs) == 1:
         docs = _paragraphs(docs[0])

@@ -72,6 +72,8 @@ def pick_device(name: str = "auto") -> torch.device:
         except RuntimeError:
             raise ValueError(f"device {name!r} is not a device name: use 'auto', 'cpu', 'cuda' "
                              "or 'mps'") from None
+        if device.type not in ("cpu", "cuda", "mps"):
+            raise ValueError(f"device {name!r}: mlmlib trains on 'cpu', 'cuda' or 'mps' only")
         if device.type == "cuda" and not torch.cuda.is_available():
             raise ValueError(f"device {name!r} was asked for, but CUDA is not available here")
         mps = getattr(torch.backends, "mps", None)
@@ -107,12 +109,20 @@ class Trainer:
                                   ("data", data, TrainData), ("config", self.config, TrainConfig)):
             if not isinstance(value, kind):
                 raise TypeError(f"{name} must be a {kind.__name__}, got {type(value).__name__}")
+        for name, flag in (("resume", resume), ("allow_changes", allow_changes)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be True or False, got {flag!r}")
+        if out_dir is not None and not isinstance(out_dir, str | os.PathLike):
+            raise TypeError(f"out_dir must be a folder's path (str or Path), got {out_dir!r}")
         self.model_config, self.data = model_config, data
         self.allow_changes = allow_changes
         self._check_fit()
         self.out_dir = None if out_dir is None else Path(out_dir)
         if resume and self.out_dir is None:
             raise ValueError("resume=True needs out_dir, the folder that holds the checkpoints")
+        if self.config.checkpoint_every and self.out_dir is None:
+            raise ValueError(f"checkpoint_every={self.config.checkpoint_every} but there is no "
+                             "out_dir to write the checkpoints to")
         self.distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
         if self.distributed and not dist.is_initialized():
             backend = "nccl" if torch.cuda.is_available() else "gloo"
@@ -148,7 +158,7 @@ class Trainer:
         self._pending: list[float] = []  # training losses since the last evaluation
         self._seen_tokens = 0
         if latest:
-            self.load_checkpoint(latest[-1], previous=latest[-2] if len(latest) > 1 else None)
+            self._resume(latest)
 
     def _check_fit(self) -> None:
         """The model, the data and the settings fit together (before anything is built)."""
@@ -175,8 +185,10 @@ class Trainer:
             raise ValueError(f"out_dir {out} is a file, not a folder: choose another path")
         found = self.checkpoints()
         if resume and not found:
-            extra = (" (its history.json comes from a run without checkpoints: set "
-                     "checkpoint_every)") if (out / "history.json").exists() else ""
+            extra = ""
+            if (out / "history.json").exists():
+                extra = (" (it has a history.json: the run was made without checkpoints, "
+                         "checkpoint_every=0, or they were deleted)")
             raise CheckpointError(f"nothing to resume: {out} holds no checkpoint "
                                   f"(step-*.pt){extra}")
         if not resume and (found or (out / "history.json").exists()):
@@ -252,18 +264,39 @@ class Trainer:
             diffs.append("the data (training or evaluation rows, or the vocabulary)")
         return diffs
 
+    def _resume(self, found: list[Path]) -> None:
+        """Load the newest checkpoint; if it is damaged, say whether the one before is whole."""
+        try:
+            state = read_checkpoint(found[-1])
+        except CheckpointError as err:
+            if len(found) < 2:
+                raise
+            try:
+                read_checkpoint(found[-2])
+                hint = (f"the previous checkpoint {found[-2]} is whole: delete {found[-1].name} "
+                        "to resume from it")
+            except CheckpointError:
+                hint = f"the previous checkpoint {found[-2]} is damaged too"
+            raise CheckpointError(f"{err}; {hint}") from None
+        self._restore(found[-1], state)
+
     def load_checkpoint(self, path, previous=None) -> None:
         """Restore everything from ``path``.
 
         A damaged file raises :class:`~mlmlib.train.checkpoint.CheckpointError`, and so does
         one made for another model or, unless ``allow_changes``, other settings or data.
         """
-        path = Path(path)
-        state = read_checkpoint(path, previous=previous)
+        self._restore(Path(path), read_checkpoint(path, previous=previous))
+
+    def _restore(self, path: Path, state: dict) -> None:
         needed = {"step", "model", "optimizer", "scheduler", "history", "pending_losses",
                   "seen_tokens", "rng", "model_config", "train_config", "data"}
         if needed - set(state):
             raise CheckpointError(f"checkpoint {path} lacks {sorted(needed - set(state))}")
+        if not isinstance(state["model_config"], dict) or not isinstance(state["train_config"],
+                                                                        dict):
+            raise CheckpointError(f"checkpoint {path} is not one of mlmlib's: its configs are "
+                                  "not tables of settings")
         if state["model_config"] != asdict(self.model_config):
             other = [k for k, v in asdict(self.model_config).items()
                      if state["model_config"].get(k) != v]
@@ -275,9 +308,13 @@ class Trainer:
                 f"checkpoint {path} belongs to a run with other settings: "
                 f"{'; '.join(diffs)}. Resume with the same settings, or pass allow_changes=True "
                 "(--allow-changes) to continue with the new ones")
-        self.model.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
+        try:
+            self.model.load_state_dict(state["model"])
+            self.optimizer.load_state_dict(state["optimizer"])
+            self.scheduler.load_state_dict(state["scheduler"])
+        except (RuntimeError, ValueError, KeyError, TypeError) as err:
+            raise CheckpointError(f"checkpoint {path} does not fit this model: "
+                                  f"{str(err).splitlines()[0]}") from None
         if diffs:  # the new learning rate, decay and schedule from here on
             factor = _schedule(self.config)(state["step"])
             self.scheduler.base_lrs = [self.config.lr] * len(self.optimizer.param_groups)
@@ -376,7 +413,7 @@ class Trainer:
         if not math.isfinite(loss):
             raise self._diverged(f"the evaluation loss after step {self.step} is {loss}")
         return {"eval_loss": loss, "accuracy": correct / max(count, 1),
-                "perplexity": math.exp(loss)}
+                "perplexity": math.exp(loss) if loss < 709 else math.inf}  # exp overflows past 709
 
     def fit(self) -> list[dict]:
         """Train to ``config.steps``, evaluating and checkpointing on the way; the history."""

@@ -1,0 +1,512 @@
+r"""mlmlib.byhand - the mini BERT's forward pass written out by hand in NumPy, one step at a time.
+
+Does: compute what :class:`mlmlib.model.MiniBert` computes, for one sentence, with nothing but
+NumPy (and :func:`mlmlib.loss.softmax`), in small functions, one per step of the encoder
+chapter (``notebooks/encoder_inside``): the embeddings (token + position + segment, then
+LayerNorm), one attention head (queries, keys, values, the scaled scores, the softmax over the
+keys with padding masked out, the weighted sum of the values), several heads and the output
+projection, the residual sums and LayerNorms, the feed-forward block with the exact GELU, a
+stack of blocks, and the masked-LM head (dense, GELU, LayerNorm, then scores against the tied
+word embeddings plus the bias ``b_v``). :func:`weights_of` copies a model's weights into
+float64 NumPy arrays under the model's own parameter names; :func:`forward` runs every step
+and returns the scores with a record of every intermediate. For the chapter's checks, a few
+helpers work on a model object (read through its attributes, never imported):
+:func:`fill_biases` gives every bias, LayerNorm gain and shift and ``b_v`` random values, so
+that a check sees every term; :func:`model_intermediates` runs the model with forward hooks
+and returns what each layer computed; :func:`largest_differences` compares that with a record;
+:func:`hf_logits` runs an exported Hugging Face copy (when ``transformers`` is installed).
+:func:`gelu_tanh` is the tanh approximation of GELU in Google's code, for comparison. Two more
+read the chapter's ablation measurement: :func:`range_verdict` calls a variant worse or better
+than the full model only when the two sets of seeds do not overlap, and
+:func:`ablation_verdict` asks that of each of the last evaluations. Each function has its equation
+right above it and the shape of every array in a comment (``T`` tokens, ``d`` hidden size,
+``d_h = d / heads`` per head, ``V`` words, ``F`` the feed-forward width). Bad input (a wrong
+shape, an id outside the vocabulary, a row of padding only, a missing weight) raises a
+``ValueError`` or ``TypeError`` that names it.
+
+Does not: train, compute gradients, apply dropout (the model in evaluation mode), or take a
+batch: one sentence at a time. It never imports :mod:`mlmlib.model`, and imports torch (and
+``transformers``) only inside the helpers that run a model; the forward pass itself is NumPy.
+
+>>> import numpy as np
+>>> layer_norm(np.array([[1.0, 2.0, 3.0]]), np.ones(3), np.zeros(3), eps=1e-12).round(4)
+array([[-1.2247,  0.    ,  1.2247]])
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+
+import numpy as np
+
+from mlmlib.loss import softmax
+
+__all__ = ["ablation_verdict", "attention_head", "attention_scores", "attention_weights", "block",
+           "embed", "feed_forward", "fill_biases", "forward", "gelu", "gelu_tanh", "hf_logits",
+           "largest_differences", "layer_norm", "linear", "mlm_head", "model_intermediates",
+           "multi_head", "range_verdict", "split_heads", "weights_of", "without_positions"]
+
+HIDDEN = -1e30  # the score given to a padded key: exp(HIDDEN - max) is exactly 0.0
+
+
+# ----------------------------------------------------------------------------- checks
+
+def _array(x, name: str, ndim: int | None = None, width: int | None = None) -> np.ndarray:
+    """``x`` as a float64 array of finite numbers, with ``ndim`` dimensions and ``width``
+    entries in its last one (when given)."""
+    if hasattr(x, "detach"):
+        raise TypeError(f"{name} must be a NumPy array (by hand, no torch): use "
+                        f"{name}.detach().numpy()")
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "iuf" or arr.dtype == bool:
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got shape {arr.shape}")
+    if width is not None and (arr.ndim == 0 or arr.shape[-1] != width):
+        raise ValueError(f"{name} must have {width} entries in its last dimension, got shape "
+                         f"{arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite, got {arr[~np.isfinite(arr)].flat[0]}")
+    return arr.astype(np.float64)
+
+
+def _ids(x, name: str, size: int, length: int | None = None) -> np.ndarray:
+    """Whole numbers from 0 to ``size - 1``, one sentence (1-D), ``length`` long if given."""
+    if hasattr(x, "detach"):
+        raise TypeError(f"{name} must be a list or NumPy array of ints (by hand, no torch)")
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "iu" or arr.dtype == bool:
+        raise TypeError(f"{name} must be whole numbers (ints), got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one sentence (1-D), got shape {arr.shape}: by hand "
+                         "works on one sentence at a time")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty: a sentence needs at least one token")
+    if length is not None and arr.size != length:
+        raise ValueError(f"{name} has {arr.size} entries but the sentence has {length} tokens")
+    bad = (arr < 0) | (arr >= size)
+    if bad.any():
+        raise ValueError(f"{name}: {int(arr[bad][0])} is outside 0..{size - 1}")
+    return arr.astype(np.int64)
+
+
+def _keep(keep, T: int) -> np.ndarray:
+    """The padding mask: ``T`` values, 1 (or True) for a real token, 0 for padding."""
+    if keep is None:
+        return np.ones(T, dtype=bool)
+    arr = np.asarray(keep)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"keep must be 0/1 values, got dtype {arr.dtype}")
+    if arr.shape != (T,):
+        raise ValueError(f"keep must have shape ({T},), one 0/1 per token, got {arr.shape}")
+    if ((arr != 0) & (arr != 1)).any():
+        raise ValueError("keep must hold 1 (a real token) or 0 (padding)")
+    if not arr.any():
+        raise ValueError("keep is all 0: a query needs at least one real token to read")
+    return arr.astype(bool)
+
+
+# ----------------------------------------------------------------------------- the weights
+
+def weights_of(model) -> dict:
+    """A :class:`~mlmlib.model.MiniBert`'s weights as float64 NumPy arrays, by parameter name.
+
+    The names are the model's own (``model.state_dict()``): ``"word_embeddings.weight"``,
+    ``"blocks.0.attention.qkv.weight"``, ... A ``Linear`` layer's weight has one row per
+    output, so it is applied as ``x @ W.T + b``. The entry ``"config"`` holds what the forward
+    pass needs besides weights (heads, layers, the LayerNorm epsilon, the parts switched on).
+    """
+    cfg = getattr(model, "config", None)
+    if not hasattr(model, "state_dict") or cfg is None:
+        raise TypeError(f"model must be a MiniBert (with .config and .state_dict()), got "
+                        f"{type(model).__name__}")
+    if getattr(model, "training", False):
+        raise ValueError("model is in training mode (dropout on): call model.eval() first")
+    weights = {name: t.detach().cpu().double().numpy()
+               for name, t in model.state_dict().items()}
+    weights["config"] = {name: getattr(cfg, name, default) for name, default in (
+        ("num_heads", None), ("num_layers", None), ("layer_norm_eps", None),
+        ("hidden_size", None), ("vocab_size", None), ("max_position", None),
+        ("type_vocab_size", None), ("position_embeddings", True),
+        ("head_transform", True), ("head_bias", True), ("tie_embeddings", True))}
+    return weights
+
+
+def _get(weights: dict, name: str) -> np.ndarray:
+    if name not in weights:
+        raise ValueError(f"weights has no {name!r}: pass weights_of(model) for a model that "
+                         "has this part")
+    return weights[name]
+
+
+# ----------------------------------------------------------------------------- the steps
+
+# y = x W^T + b: one dot product of x's row with each row of W, plus a bias; "many dot
+# products at once"
+def linear(x, W, b) -> np.ndarray:
+    W = _array(W, "W", ndim=2)
+    x = _array(x, "x", width=W.shape[1])  # (..., in)
+    b = _array(b, "b", ndim=1, width=W.shape[0])  # (out,)
+    return x @ W.T + b  # (..., out)
+
+
+# e_i = E_word[x_i] + E_pos[i] + E_seg[s_i]     (no E_pos when position is None)
+def embed(ids, word, position=None, segment=None, segments=None) -> np.ndarray:
+    word = _array(word, "word", ndim=2)  # (V, d)
+    ids = _ids(ids, "ids", word.shape[0])  # (T,)
+    e = word[ids]  # (T, d): one row of the table per token
+    if segment is not None:
+        segment = _array(segment, "segment", ndim=2, width=word.shape[1])  # (2, d)
+        seg = (np.zeros(len(ids), dtype=np.int64) if segments is None
+               else _ids(segments, "segments", segment.shape[0], len(ids)))
+        e = e + segment[seg]  # (T, d)
+    if position is not None:
+        position = _array(position, "position", ndim=2, width=word.shape[1])  # (P, d)
+        if len(ids) > position.shape[0]:
+            raise ValueError(f"{len(ids)} tokens but only {position.shape[0]} positions")
+        e = e + position[: len(ids)]  # (T, d): row i for position i
+    return e  # (T, d)
+
+
+# LN(x) = gamma * (x - mean(x)) / sqrt(var(x) + eps) + beta, over each row's d entries
+def layer_norm(x, gamma, beta, eps: float) -> np.ndarray:
+    x = _array(x, "x")
+    gamma = _array(gamma, "gamma", ndim=1, width=x.shape[-1])  # (d,)
+    beta = _array(beta, "beta", ndim=1, width=x.shape[-1])  # (d,)
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not eps > 0:
+        raise ValueError(f"eps must be a positive number, got {eps!r}")
+    mean = x.mean(axis=-1, keepdims=True)  # (T, 1)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)  # (T, 1): divides by d, not d - 1
+    return gamma * (x - mean) / np.sqrt(var + eps) + beta  # (T, d)
+
+
+# S[i, j] = q_i . k_j / sqrt(d_h): how well query i matches key j
+def attention_scores(q, k) -> np.ndarray:
+    q = _array(q, "q", ndim=2)  # (T, d_h)
+    k = _array(k, "k", ndim=2, width=q.shape[1])  # (T, d_h)
+    return q @ k.T / math.sqrt(q.shape[1])  # (T, T)
+
+
+# A[i, :] = softmax over the keys j of S[i, j], with padded keys set to -infinity (weight 0)
+def attention_weights(scores, keep=None) -> np.ndarray:
+    scores = _array(scores, "scores", ndim=2)  # (T, T)
+    if scores.shape[0] != scores.shape[1]:
+        raise ValueError(f"scores must be square (T, T), got {scores.shape}")
+    keep = _keep(keep, scores.shape[1])  # (T,): one flag per key
+    masked = np.where(keep[None, :], scores, HIDDEN)  # (T, T): padded columns hidden
+    return softmax(masked, dim=-1)  # (T, T): every row sums to 1
+
+
+# head(X) = A V  with  Q = X Wq^T + bq,  K = X Wk^T + bk,  V = X Wv^T + bv
+def attention_head(x, Wq, bq, Wk, bk, Wv, bv, keep=None) -> tuple[np.ndarray, dict]:
+    q, k, v = linear(x, Wq, bq), linear(x, Wk, bk), linear(x, Wv, bv)  # 3 x (T, d_h)
+    scores = attention_scores(q, k)  # (T, T)
+    weights = attention_weights(scores, keep)  # (T, T)
+    out = weights @ v  # (T, d_h): row i = sum_j A[i, j] v_j
+    return out, {"q": q, "k": k, "v": v, "scores": scores, "weights": weights, "out": out}
+
+
+# the fused (3d, d) weight holds Wq, Wk, Wv one above the other; head h owns rows
+# h*d_h .. (h+1)*d_h of each
+def split_heads(W_qkv, b_qkv, num_heads: int) -> list[tuple[np.ndarray, ...]]:
+    W_qkv = _array(W_qkv, "W_qkv", ndim=2)  # (3d, d)
+    d = W_qkv.shape[1]
+    if W_qkv.shape[0] != 3 * d:
+        raise ValueError(f"W_qkv must have shape (3d, d) = ({3 * d}, {d}), got {W_qkv.shape}")
+    b_qkv = _array(b_qkv, "b_qkv", ndim=1, width=3 * d)  # (3d,)
+    if isinstance(num_heads, bool) or not isinstance(num_heads, int) or num_heads < 1:
+        raise ValueError(f"num_heads must be a positive whole number, got {num_heads!r}")
+    if d % num_heads:
+        raise ValueError(f"hidden size {d} is not a multiple of num_heads {num_heads}")
+    dh = d // num_heads
+    heads = []
+    for h in range(num_heads):
+        rows = [slice(part * d + h * dh, part * d + (h + 1) * dh) for part in range(3)]
+        heads.append(tuple(a for r in rows for a in (W_qkv[r], b_qkv[r])))  # Wq, bq, Wk, ...
+    return heads  # num_heads x (Wq (d_h, d), bq (d_h,), Wk, bk, Wv, bv)
+
+
+# MultiHead(X) = [head_1(X), ..., head_H(X)] Wo^T + bo: the heads side by side, then mixed
+def multi_head(x, W_qkv, b_qkv, W_out, b_out, num_heads: int,
+               keep=None) -> tuple[np.ndarray, dict]:
+    heads = [attention_head(x, *w, keep=keep) for w in split_heads(W_qkv, b_qkv, num_heads)]
+    joined = np.concatenate([out for out, _ in heads], axis=-1)  # (T, d)
+    out = linear(joined, W_out, b_out)  # (T, d)
+    return out, {"heads": [rec for _, rec in heads], "joined": joined, "out": out}
+
+
+# GELU(x) = x * Phi(x) = x/2 * (1 + erf(x / sqrt 2)): the exact form, not the tanh one
+def gelu(x) -> np.ndarray:
+    x = _array(x, "x")
+    return 0.5 * x * (1.0 + np.vectorize(math.erf, otypes=[float])(x / math.sqrt(2.0)))
+
+
+# GELU(x) ~ x/2 * (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): the approximation in Google's code
+def gelu_tanh(x) -> np.ndarray:
+    """The tanh approximation of :func:`gelu` (Hugging Face's ``"gelu_new"``).
+
+    >>> float(abs(gelu_tanh(1.0) - gelu(1.0))) < 1e-3
+    True
+    """
+    x = _array(x, "x")
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+# FFN(x) = GELU(x W1^T + b1) W2^T + b2, row by row: d -> F -> d
+def feed_forward(x, W1, b1, W2, b2) -> tuple[np.ndarray, dict]:
+    pre = linear(x, W1, b1)  # (T, F)
+    act = gelu(pre)  # (T, F)
+    out = linear(act, W2, b2)  # (T, d)
+    return out, {"pre": pre, "act": act, "out": out}
+
+
+# X' = LN(X + MultiHead(X));  X'' = LN(X' + FFN(X'))   (post-LN, as in BERT)
+def block(x, weights: dict, layer: int, keep=None) -> tuple[np.ndarray, dict]:
+    cfg = _config(weights)
+    p = f"blocks.{layer}."
+    g = lambda name: _get(weights, p + name)  # noqa: E731
+    att, att_rec = multi_head(x, g("attention.qkv.weight"), g("attention.qkv.bias"),
+                              g("attention.out.weight"), g("attention.out.bias"),
+                              cfg["num_heads"], keep)  # (T, d)
+    mid = layer_norm(x + att, g("ln_attention.weight"), g("ln_attention.bias"),
+                     cfg["layer_norm_eps"])  # (T, d)
+    ffn, ffn_rec = feed_forward(mid, g("ffn_in.weight"), g("ffn_in.bias"),
+                                g("ffn_out.weight"), g("ffn_out.bias"))  # (T, d)
+    out = layer_norm(mid + ffn, g("ln_ffn.weight"), g("ln_ffn.bias"),
+                     cfg["layer_norm_eps"])  # (T, d)
+    return out, {"attention": att_rec, "after_attention": mid, "ffn": ffn_rec, "out": out}
+
+
+# s_v = w_v . LN(GELU(h D^T + c)) + b_v, for every word v at once: (T, d) -> (T, V)
+def mlm_head(h, weights: dict) -> tuple[np.ndarray, dict]:
+    cfg = _config(weights)
+    h = _array(h, "h", width=cfg["hidden_size"])  # (T, d)
+    t = h
+    if cfg["head_transform"]:
+        dense = linear(h, _get(weights, "head_dense.weight"), _get(weights, "head_dense.bias"))
+        t = layer_norm(gelu(dense), _get(weights, "head_ln.weight"),
+                       _get(weights, "head_ln.bias"), cfg["layer_norm_eps"])  # (T, d)
+    W = _get(weights, "word_embeddings.weight" if cfg["tie_embeddings"] else "decoder")
+    scores = t @ W.T  # (T, V): the tied decoder, one dot product per word
+    if cfg["head_bias"]:
+        scores = scores + _get(weights, "head_bias")  # (V,) added to every row
+    return scores, {"transformed": t, "logits": scores}
+
+
+def _config(weights) -> dict:
+    if not isinstance(weights, dict):
+        raise TypeError(f"weights must be the dict weights_of(model) returns, got "
+                        f"{type(weights).__name__}")
+    cfg = weights.get("config")
+    if not isinstance(cfg, dict) or None in cfg.values():
+        raise ValueError("weights has no complete 'config' entry: pass weights_of(model)")
+    return cfg
+
+
+# logits = head(block_L(... block_1(LN(embed(x))) ...)): the whole forward pass
+def forward(weights: dict, ids, keep=None, segments=None) -> tuple[np.ndarray, dict]:
+    """Every word's score at every position of one sentence, ``(T, V)``, and the record.
+
+    Args:
+        weights: what :func:`weights_of` returns.
+        ids: the sentence's token ids, ``(T,)``.
+        keep: ``(T,)``, 1 for a real token and 0 for padding (default: all 1).
+        segments: ``(T,)`` segment ids, 0 for sentence A and 1 for B (default: all 0).
+
+    The record holds every intermediate, by step: ``"sum"`` and ``"embeddings"`` (before and
+    after the LayerNorm), ``"layers"`` (one :func:`block` record each), ``"hidden"`` (the
+    final ``h_i``), ``"head"`` (the transform) and ``"logits"``.
+    """
+    cfg = _config(weights)
+    ids = _ids(ids, "ids", cfg["vocab_size"])
+    if len(ids) > cfg["max_position"]:
+        raise ValueError(f"{len(ids)} tokens is longer than max_position {cfg['max_position']}")
+    keep = _keep(keep, len(ids))
+    summed = embed(ids, _get(weights, "word_embeddings.weight"),
+                   _get(weights, "position_embeddings.weight")
+                   if cfg["position_embeddings"] else None,
+                   _get(weights, "segment_embeddings.weight"), segments)  # (T, d)
+    x = layer_norm(summed, _get(weights, "ln_embeddings.weight"),
+                   _get(weights, "ln_embeddings.bias"), cfg["layer_norm_eps"])  # (T, d)
+    record = {"sum": summed, "embeddings": x, "layers": []}
+    for layer in range(cfg["num_layers"]):
+        x, rec = block(x, weights, layer, keep)  # (T, d)
+        record["layers"].append(rec)
+    logits, head = mlm_head(x, weights)  # (T, V)
+    record.update(hidden=x, head=head["transformed"], logits=logits)
+    return logits, record
+
+
+def without_positions(weights: dict) -> dict:
+    """A copy of ``weights`` whose forward pass adds no position rows (the same arrays, shared).
+
+    >>> without_positions({"config": {"position_embeddings": True}})["config"]
+    {'position_embeddings': False}
+    """
+    if not isinstance(weights, dict) or not isinstance(weights.get("config"), dict):
+        raise TypeError("weights must be the dict weights_of(model) returns")
+    return {**weights, "config": {**weights["config"], "position_embeddings": False}}
+
+
+# ----------------------------------------------------------------------------- model helpers
+
+def _is_model(model) -> None:
+    if not (hasattr(model, "named_modules") and hasattr(model, "config")):
+        raise TypeError(f"model must be a MiniBert, got {type(model).__name__}")
+
+
+def fill_biases(model, seed: int, spread: float = 0.5) -> list[str]:
+    """Give every bias, every LayerNorm gain and shift, and ``b_v`` random values, in place.
+
+    A freshly built BERT has every bias and every LayerNorm shift at 0, every gain at 1 and
+    ``b_v`` at 0, so a check of a forward pass against it cannot see whether those terms are
+    added (or sliced) right. A trained model's are not zero; random ones make a check see every
+    term. Biases and shifts are drawn from a normal with mean 0, gains with mean 1, both with
+    standard deviation ``spread``, from ``seed``. Returns the names of the parameters filled.
+    """
+    _is_model(model)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be a whole number, got {seed!r}")
+    if isinstance(spread, bool) or not isinstance(spread, numbers.Real) or not spread > 0:
+        raise ValueError(f"spread must be a positive number, got {spread!r}")
+    g = np.random.default_rng(seed)
+    gains = {f"{name}.weight" for name, m in model.named_modules()
+             if hasattr(m, "normalized_shape")}  # the LayerNorms' gamma
+    filled = []
+    for name, p in model.named_parameters():
+        if name in gains or name.endswith(".bias") or name == "head_bias":
+            values = p.detach().cpu().numpy()  # shares the parameter's memory (CPU)
+            values[...] = (name in gains) + g.normal(0.0, spread, values.shape)
+            filled.append(name)
+    return filled
+
+
+def model_intermediates(model, ids, keep=None) -> dict:
+    """What ``model`` computes for one sentence, as float64 NumPy arrays, read with forward hooks.
+
+    Returns ``"embeddings"`` (the embedding LayerNorm's output, ``(T, d)``), ``"block k"`` for
+    each block (its output, ``(T, d)``), ``"attention k"`` (block ``k``'s weights,
+    ``(heads, T, T)``) and ``"logits"`` (``(T, V)``): the names :func:`largest_differences`
+    compares with a record of :func:`forward`.
+    """
+    import torch  # only here: the forward pass by hand never needs it
+
+    _is_model(model)
+    ids = _ids(ids, "ids", model.config.vocab_size)
+    keep = _keep(keep, len(ids))
+    seen = {}
+    layers = {"embeddings": model.ln_embeddings,
+              **{f"block {k}": b for k, b in enumerate(model.blocks)}}
+
+    def hook(name):
+        def keep_output(module, inputs, output):
+            output = output[0] if isinstance(output, tuple) else output
+            seen[name] = output[0].detach().double().cpu().numpy()
+        return keep_output
+
+    handles = [m.register_forward_hook(hook(name)) for name, m in layers.items()]
+    try:
+        with torch.no_grad():
+            out = model(torch.tensor(ids)[None], return_attention=True,
+                        attention_mask=torch.tensor(keep.astype(int))[None])
+    finally:
+        for handle in handles:
+            handle.remove()
+    for k, a in enumerate(out.attentions):
+        seen[f"attention {k}"] = a[0].double().cpu().numpy()
+    seen["logits"] = out.logits[0].double().cpu().numpy()
+    return seen
+
+
+def largest_differences(record: dict, theirs: dict) -> dict:
+    """The largest ``|by hand - model|`` at each stage: a :func:`forward` record against
+    :func:`model_intermediates`, in the order of the computation."""
+    if not isinstance(record, dict) or "layers" not in record:
+        raise TypeError("record must be the record forward() returns")
+    ours = {"embeddings": record["embeddings"]}
+    for k, layer in enumerate(record["layers"]):
+        ours[f"attention {k}"] = np.stack([h["weights"] for h in layer["attention"]["heads"]])
+        ours[f"block {k}"] = layer["out"]
+    ours["logits"] = record["logits"]
+    missing = [name for name in ours if name not in theirs]
+    if missing:
+        raise ValueError(f"theirs lacks {missing}: pass model_intermediates(model, ...)")
+    return {name: float(np.abs(ours[name] - np.asarray(theirs[name])).max()) for name in ours}
+
+
+def hf_logits(export, model, vocab, ids, keep=None) -> np.ndarray | None:
+    """The scores ``(T, V)`` of ``model`` exported to Hugging Face and run by ``transformers``'
+    ``BertForMaskedLM``, or ``None`` when ``transformers`` is not installed.
+
+    ``export`` is :func:`mlmlib.hf.export_hf` (passed in, so that this module imports no
+    other part of mlmlib); the copy is written to a new temporary folder and read back from
+    it, with the progress bars off. Nothing is downloaded.
+    """
+    if not callable(export):
+        raise TypeError("export must be mlmlib.hf.export_hf")
+    try:
+        import torch
+        from transformers import BertForMaskedLM
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        return None
+    import os
+    import tempfile
+
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    ids = _ids(ids, "ids", model.config.vocab_size)
+    keep = _keep(keep, len(ids)).astype(int)
+    folder = export(model, vocab, os.path.join(tempfile.mkdtemp(), "tiny-bert"))
+    hf_model = BertForMaskedLM.from_pretrained(folder, local_files_only=True).eval()
+    with torch.no_grad():
+        out = hf_model(input_ids=torch.tensor(ids)[None], attention_mask=torch.tensor(keep)[None])
+    return out.logits[0].double().numpy()
+
+
+# ----------------------------------------------------------------------------- the ablations
+
+def range_verdict(full: Sequence[float], variant: Sequence[float]) -> str | None:
+    """``"worse"`` when every seed of ``variant`` lies above every seed of ``full`` (a loss:
+    higher is worse), ``"better"`` when every one lies below, ``None`` when the ranges overlap.
+
+    With ``n`` seeds each and no real difference, all ``n`` of one side land above all ``n`` of
+    the other by chance with probability ``1 / C(2n, n)`` for each direction (1/252 for 5).
+
+    >>> range_verdict([1.0, 1.2], [1.3, 1.5]), range_verdict([1.0, 1.2], [1.1, 1.5])
+    ('worse', None)
+    """
+    full = _array(full, "full", ndim=1)
+    variant = _array(variant, "variant", ndim=1)
+    if not full.size or not variant.size:
+        raise ValueError("full and variant need one value per seed each")
+    if variant.min() > full.max():
+        return "worse"
+    if variant.max() < full.min():
+        return "better"
+    return None
+
+
+def ablation_verdict(full_curves, variant_curves, last: int = 5) -> dict:
+    """:func:`range_verdict` at each of the ``last`` evaluations, and the verdict it supports.
+
+    Args:
+        full_curves, variant_curves: ``(seeds, evaluations)`` losses during training.
+
+    Returns ``{"at_end": ..., "held": k, "last": last, "verdict": ...}``: the range verdict at
+    the final evaluation, at how many of the last evaluations the same verdict holds, and the
+    verdict: ``"worse"`` or ``"better"`` only when it holds at all ``last`` of them, else
+    ``"no clear difference"``.
+    """
+    full = _array(full_curves, "full_curves", ndim=2)
+    other = _array(variant_curves, "variant_curves", ndim=2, width=full.shape[1])
+    if isinstance(last, bool) or not isinstance(last, int) or not 1 <= last <= full.shape[1]:
+        raise ValueError(f"last must be a whole number from 1 to {full.shape[1]}, got {last!r}")
+    each = [range_verdict(full[:, e], other[:, e]) for e in range(-last, 0)]
+    held = sum(v == each[-1] for v in each)
+    clear = each[-1] is not None and held == last
+    return {"at_end": each[-1], "held": held, "last": last,
+            "verdict": each[-1] if clear else "no clear difference"}
