@@ -6,7 +6,10 @@ file, flushes it to disk (``fsync``), renames it over the final name and flushes
 a reader sees the old file or the new one, whole. :func:`read_checkpoint` checks the header and
 the checksum before it unpickles anything (and then only with ``weights_only=True``), so a
 truncated file or a single flipped bit is refused with :class:`CheckpointError`.
-:func:`write_text` writes ``history.json`` the same durable way.
+:func:`write_text` writes ``history.json`` the same durable way. :func:`prepare_out_dir`
+checks a run's output folder before training: one that is a file, cannot be written, or
+already holds a run (unless resuming it) is refused, and resuming a folder with no checkpoint
+is an error.
 
 Does not: decide what goes into a checkpoint or when (:mod:`mlmlib.train.trainer` does).
 
@@ -31,7 +34,8 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["CheckpointError", "read_checkpoint", "write_checkpoint", "write_text"]
+__all__ = ["CheckpointError", "checkpoints_in", "prepare_out_dir", "read_checkpoint",
+           "write_checkpoint", "write_text"]
 
 #: The first line of every checkpoint file; the second holds the checksum of the rest.
 MAGIC = b"mlmlib checkpoint 2\n"
@@ -109,3 +113,44 @@ def read_checkpoint(path, previous=None) -> dict:
     if not isinstance(state, dict):
         raise CheckpointError(f"{path} holds a {type(state).__name__}, not a checkpoint{hint}")
     return state
+
+
+def checkpoints_in(folder) -> list[Path]:
+    """The checkpoint files (``step-NNNNNNN.pt``) in ``folder``, oldest first."""
+    if folder is None or not Path(folder).is_dir():
+        return []
+    return sorted(Path(folder).glob("step-*.pt"))
+
+
+def prepare_out_dir(out: Path | None, resume: bool, write: bool = True) -> list[Path]:
+    """Refuse an output folder that would lose work or fail late; the checkpoints to resume.
+
+    ``write``: create the folder, check it can be written and clear temporary files left by a
+    killed run (the process that writes; under torchrun, rank 0).
+    """
+    if out is None:
+        return []
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"out_dir {out} is a file, not a folder: choose another path")
+    found = checkpoints_in(out)
+    history = out / "history.json"
+    if resume and not found:
+        extra = (" (it has a history.json: the run was made without checkpoints, "
+                 "checkpoint_every=0, or they were deleted)") if history.exists() else ""
+        raise CheckpointError(f"nothing to resume: {out} holds no checkpoint (step-*.pt){extra}")
+    if not resume and (found or history.exists()):
+        raise FileExistsError(f"{out} already holds a training run; resume it (resume=True, "
+                              "--resume) or choose another folder")
+    if write:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            probe = out / ".mlmlib-write-test"
+            probe.write_bytes(b"")
+            probe.unlink()
+            for stale in out.glob(".*.tmp"):  # left by a run killed while writing
+                stale.unlink()
+        except OSError as err:
+            raise ValueError(f"cannot write to out_dir {out}: {err.strerror}") from None
+        if history.is_dir():
+            raise ValueError(f"{history} is a folder: history.json cannot be written there")
+    return found

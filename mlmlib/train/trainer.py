@@ -46,7 +46,14 @@ from mlmlib.constants import IGNORE_INDEX
 from mlmlib.corpora import Batch, mask_batch
 from mlmlib.loss import nsp_loss
 from mlmlib.model import BertConfig, MiniBert
-from mlmlib.train.checkpoint import CheckpointError, read_checkpoint, write_checkpoint, write_text
+from mlmlib.train.checkpoint import (
+    CheckpointError,
+    checkpoints_in,
+    prepare_out_dir,
+    read_checkpoint,
+    write_checkpoint,
+    write_text,
+)
 from mlmlib.train.config import TrainConfig
 from mlmlib.train.data import TrainData, fingerprint
 
@@ -132,7 +139,7 @@ class Trainer:
         if self.config.batch_size % self.world_size:
             raise ValueError(f"batch_size {self.config.batch_size} must divide evenly over "
                              f"{self.world_size} processes")
-        latest = self._prepare_out_dir(resume)
+        latest = prepare_out_dir(self.out_dir, resume, write=self.rank == 0)
         self.device = pick_device(self.config.device)
         if self.distributed and self.device.type == "cuda":
             self.device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
@@ -176,46 +183,11 @@ class Trainer:
         if cfg.nsp and data.rows.is_next is None:
             raise ValueError("the model has an NSP head but the training rows have no is_next")
 
-    def _prepare_out_dir(self, resume: bool) -> list[Path]:
-        """Refuse an output folder that would lose work or fail late; the checkpoints to resume."""
-        out = self.out_dir
-        if out is None:
-            return []
-        if out.exists() and not out.is_dir():
-            raise ValueError(f"out_dir {out} is a file, not a folder: choose another path")
-        found = self.checkpoints()
-        if resume and not found:
-            extra = ""
-            if (out / "history.json").exists():
-                extra = (" (it has a history.json: the run was made without checkpoints, "
-                         "checkpoint_every=0, or they were deleted)")
-            raise CheckpointError(f"nothing to resume: {out} holds no checkpoint "
-                                  f"(step-*.pt){extra}")
-        if not resume and (found or (out / "history.json").exists()):
-            raise FileExistsError(f"{out} already holds a training run; resume it "
-                                  "(resume=True, --resume) or choose another folder")
-        if self.rank == 0:
-            try:
-                out.mkdir(parents=True, exist_ok=True)
-                probe = out / ".mlmlib-write-test"
-                probe.write_bytes(b"")
-                probe.unlink()
-                for stale in out.glob(".*.tmp"):  # left by a run killed while writing
-                    stale.unlink()
-            except OSError as err:
-                raise ValueError(f"cannot write to out_dir {out}: {err.strerror}") from None
-            if (out / "history.json").is_dir():
-                raise ValueError(f"{out / 'history.json'} is a folder: history.json cannot be "
-                                 "written there")
-        return found
-
     # ------------------------------------------------------------------ checkpoints
 
     def checkpoints(self) -> list[Path]:
         """This run's checkpoint files, oldest first."""
-        if self.out_dir is None or not self.out_dir.is_dir():
-            return []
-        return sorted(self.out_dir.glob("step-*.pt"))
+        return checkpoints_in(self.out_dir)
 
     def _rng_states(self) -> list[torch.Tensor]:
         state = torch.get_rng_state()
