@@ -109,3 +109,17 @@ def _check_number(answer, expected: float, mistakes: dict[str, float], what: str
     if abs(value - expected) <= tol:
         return _yes(f"Correct: {value:.4f} matches {what} = {expected:.4f}.")
     return _no(_verdict_for_number(value, expected, mistakes, tol))
+
+
+def _check_count(answer, expected: int, mistakes: dict[int, str], what: str) -> Verdict:
+    """The verdict for a count (of weights, say): exact, off by a known ``delta`` (the keys of
+    ``mistakes``: answer - expected, each with its hint), or wrong."""
+    value = _as_number(answer)
+    if value is None:
+        return _no(f"Not answered yet: expected one number, got {type(answer).__name__}.")
+    if value == expected:
+        return _yes(f"Correct: {expected:,} {what}.")
+    for delta, hint in mistakes.items():
+        if delta and value == expected + delta:
+            return _no(f"Not yet: {value:,.0f} - {hint}.")
+    return _no(f"Not yet: {value:,.0f} is not {expected:,}.")
