@@ -31,6 +31,7 @@ Does not: define the model (:mod:`mlmlib.model`) or the data (:mod:`mlmlib.train
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -185,6 +186,11 @@ class Trainer:
 
     # ------------------------------------------------------------------ checkpoints
 
+    @functools.cached_property
+    def data_fingerprint(self) -> str:
+        """The data's checksum, stored in checkpoints: hashed once, not at every checkpoint."""
+        return fingerprint(self.data)
+
     def checkpoints(self) -> list[Path]:
         """This run's checkpoint files, oldest first."""
         return checkpoints_in(self.out_dir)
@@ -219,7 +225,7 @@ class Trainer:
             "rng": {"torch": rng, "data": self.data_rng.get_state()},
             "model_config": asdict(self.model_config),
             "train_config": asdict(self.config),
-            "data": fingerprint(self.data),
+            "data": self.data_fingerprint,
         }
         final = write_checkpoint(self.out_dir / f"step-{self.step:07d}.pt", state)
         for old in self.checkpoints()[: -self.config.keep_checkpoints]:
@@ -232,7 +238,7 @@ class Trainer:
         saved, now = state["train_config"], asdict(self.config)
         diffs = [f"{k} (checkpoint {saved.get(k)!r}, now {v!r})" for k, v in now.items()
                  if k not in FREE_ON_RESUME and saved.get(k) != v]
-        if state["data"] != fingerprint(self.data):
+        if state["data"] != self.data_fingerprint:
             diffs.append("the data (training or evaluation rows, or the vocabulary)")
         return diffs
 
