@@ -46,7 +46,8 @@ from mlmlib.masking import mask_tokens
 from mlmlib.tokenizer import basic_tokenize
 
 __all__ = ["Batch", "Document", "load_text", "mask_batch", "nsp_rows", "pack_rows",
-           "python_docs", "sentences_of", "split_documents", "tokens_of", "unigram_baseline"]
+           "paragraphs_of", "python_docs", "sentences_of", "split_documents", "tokens_of",
+           "unigram_baseline"]
 
 
 class Document(NamedTuple):
@@ -144,6 +145,20 @@ _RULE = re.compile(r"^\s*([*=\-~^#+_])\1{2,}\s*$")  # reST underlines such as **
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
 
 
+_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")  # a blank line (spaces allowed) ends a paragraph
+
+
+def paragraphs_of(text: str) -> list[str]:
+    r"""The paragraphs of a text (the pieces between blank lines), stripped, empty ones dropped.
+
+    >>> paragraphs_of("One line.\n\n  \nTwo\nlines.\n")
+    ['One line.', 'Two\nlines.']
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be one document's text (a str), got {type(text).__name__}")
+    return [p.strip() for p in _PARAGRAPH_BREAK.split(text) if p.strip()]
+
+
 def sentences_of(text: str) -> list[str]:
     """Split a document into sentences: drop reST underlines, join wrapped lines, split.
 
@@ -155,7 +170,7 @@ def sentences_of(text: str) -> list[str]:
         raise TypeError(f"text must be one document's text (a str), got {type(text).__name__}; "
                         "for a Document pass doc.text, for several call sentences_of on each")
     out = []
-    for paragraph in re.split(r"\n\s*\n", text):
+    for paragraph in paragraphs_of(text):
         lines = [line.strip() for line in paragraph.splitlines() if not _RULE.match(line)]
         joined = " ".join(line for line in lines if line)
         out.extend(s.strip() for s in _SENTENCE_END.split(joined) if s.strip())

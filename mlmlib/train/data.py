@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import hashlib
 import numbers
-import re
 from dataclasses import dataclass, field
 
 import torch
 
 from mlmlib.constants import IGNORE_INDEX
-from mlmlib.corpora import Batch, Document, mask_batch
+from mlmlib.corpora import Batch, Document, mask_batch, paragraphs_of
 
 __all__ = ["TrainData", "eval_batch", "fingerprint", "text_data", "toy_data"]
 
@@ -143,8 +142,8 @@ def toy_data(world, n_train: int = 20000, n_eval: int = 1000, seed: int = 0):
 
 def _paragraphs(doc: Document) -> list[Document]:
     """One file's paragraphs (text between blank lines) as documents of their own."""
-    parts = [p.strip() for p in re.split(r"\n\s*\n", doc.text) if p.strip()]
-    return [Document(f"{doc.name} paragraph {i + 1}", p) for i, p in enumerate(parts)]
+    return [Document(f"{doc.name} paragraph {i + 1}", p)
+            for i, p in enumerate(paragraphs_of(doc.text))]
 
 
 def text_data(source: str, vocab_size: int = 2000, max_len: int = 64, seed: int = 0):
