@@ -188,7 +188,7 @@ class Trainer:
 
     @functools.cached_property
     def data_fingerprint(self) -> str:
-        """The data's checksum, stored in checkpoints: hashed once, not at every checkpoint."""
+        """The checksum of the data that checkpoints store, hashed once rather than every time."""
         return fingerprint(self.data)
 
     def checkpoints(self) -> list[Path]:
