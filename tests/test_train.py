@@ -33,6 +33,12 @@ SMALL = ["--hidden", "32", "--layers", "1", "--heads", "2", "--batch-size", "32"
          "--train-sentences", "2000", "--warmup", "10", "--quiet"]
 
 
+# Every process of a test that compares two runs bit for bit uses one thread: how a matrix
+# product splits its sums over threads changes the last bits, and a CI machine need not give
+# each process the same number (a flaky failure on CI was exactly that).
+ONE_THREAD = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
 def cli(*args, out=None):
     cmd = [sys.executable, "-m", "mlmlib.train", *SMALL, *args]
     if out is not None:
@@ -42,7 +48,7 @@ def cli(*args, out=None):
 
 def run(*args, out=None):
     result = subprocess.run(cli(*args, out=out), cwd=ROOT, capture_output=True, text=True,
-                            timeout=300)
+                            timeout=300, env=ONE_THREAD)
     assert result.returncode == 0, result.stderr[-2000:]
     return result
 
@@ -82,7 +88,7 @@ def test_resume_after_a_real_kill_is_exact_between_evaluations(tmp_path):
     run(*steps, out=tmp_path / "whole")
     killed = tmp_path / "killed"
     proc = subprocess.Popen(cli(*steps, out=killed), cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+                            stderr=subprocess.DEVNULL, env=ONE_THREAD)
     deadline = time.time() + 240
     while not (killed / "step-0000030.pt").exists():
         assert proc.poll() is None and time.time() < deadline, "no checkpoint appeared"
@@ -95,7 +101,8 @@ def test_resume_after_a_real_kill_is_exact_between_evaluations(tmp_path):
             later.unlink()
     stopped_at = read_checkpoint(killed / "step-0000030.pt")
     assert stopped_at["pending_losses"], "no training loss waiting for its evaluation"
-    run(*steps, "--resume", out=killed)
+    resumed = run(*steps, "--resume", out=killed)
+    assert "warning" not in resumed.stderr  # the same machine and threads: nothing to warn of
     a = read_checkpoint(tmp_path / "whole" / "step-0000100.pt")
     b = read_checkpoint(killed / "step-0000100.pt")
     for name, tensor in a["model"].items():
@@ -104,6 +111,32 @@ def test_resume_after_a_real_kill_is_exact_between_evaluations(tmp_path):
     history_b = json.loads((killed / "history.json").read_text())
     assert [h["step"] for h in history_a] == [0, 20, 40, 60, 80, 100]
     assert without_timing(history_a) == without_timing(history_b)
+
+
+def test_resuming_with_other_threads_warns_that_the_last_bits_will_differ(toy, tmp_path):
+    data, model_config = toy
+    config = TrainConfig(warmup=2, steps=10, batch_size=32, eval_every=5, checkpoint_every=5,
+                         quiet=True)
+    Trainer(model_config, data, config, out_dir=tmp_path).fit()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(threads + 1)
+    try:
+        with pytest.warns(RuntimeWarning, match=rf"with {threads} thread\(s\); this run uses "
+                          rf"cpu with {threads + 1}.*OMP_NUM_THREADS={threads}"):
+            Trainer(model_config, data, config, out_dir=tmp_path, resume=True)
+    finally:
+        torch.set_num_threads(threads)
+    result = subprocess.run(cli("--steps", "10", "--eval-every", "5", "--resume", out=tmp_path
+                                / "cli"), cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 1  # nothing to resume in a new folder: refused, in one line
+    run("--steps", "10", "--eval-every", "5", "--checkpoint-every", "5", out=tmp_path / "cli")
+    result = subprocess.run(cli("--steps", "12", "--eval-every", "6", "--checkpoint-every", "6",
+                                "--allow-changes", "--resume", out=tmp_path / "cli"), cwd=ROOT,
+                            capture_output=True, text=True,
+                            env={**ONE_THREAD, "OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"})
+    assert result.returncode == 0, result.stderr
+    warning = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warning) == 1 and "with 1 thread(s); this run uses cpu with 2" in warning[0]
 
 
 @pytest.mark.parametrize("checkpoint_every,eval_every,resume_from",

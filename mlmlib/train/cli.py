@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
 from mlmlib.model import BertConfig
@@ -116,7 +117,11 @@ def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     trainer = None
     try:
-        trainer = _run(args)
+        with warnings.catch_warnings():  # restores the caller's warning display afterwards
+            if not args.debug:  # a warning is one line too, like an error
+                warnings.showwarning = lambda message, *_, **__: print(
+                    f"warning: {message}", file=sys.stderr, flush=True)
+            trainer = _run(args)
     except (ValueError, TypeError, OSError, DivergedError) as err:
         if args.debug:
             raise

@@ -23,8 +23,11 @@ Checkpoints (:mod:`mlmlib.train.checkpoint`: checksummed, written atomically) ho
 the optimizer, the scheduler, the step, the history, the training losses since the last
 evaluation and every random state, so a run resumed from any checkpoint, on any schedule of
 checkpoints and evaluations, ends with exactly the weights and the history of a run that was
-never stopped (on the CPU; the measured tokens per second aside). ``history.json`` is written
-with every checkpoint and at the end, the same durable way.
+never stopped (on the CPU; the measured tokens per second aside), when it runs on the same
+kind of device with the same number of threads: how a matrix product splits its sums over
+threads changes the last bits of a float, so a checkpoint records both and resuming with
+others warns that the run will differ in those bits. ``history.json`` is written with every
+checkpoint and at the end, the same durable way.
 
 Does not: define the model (:mod:`mlmlib.model`) or the data (:mod:`mlmlib.train.data`).
 """
@@ -36,6 +39,7 @@ import json
 import math
 import os
 import time
+import warnings
 from dataclasses import asdict
 from pathlib import Path
 
@@ -226,12 +230,28 @@ class Trainer:
             "model_config": asdict(self.model_config),
             "train_config": asdict(self.config),
             "data": self.data_fingerprint,
+            "machine": self._machine(),
         }
         final = write_checkpoint(self.out_dir / f"step-{self.step:07d}.pt", state)
         for old in self.checkpoints()[: -self.config.keep_checkpoints]:
             old.unlink()
         self.save_history()
         return final
+
+    def _machine(self) -> dict:
+        """What decides the last bits of every float: the kind of device and the threads."""
+        return {"device": self.device.type, "threads": torch.get_num_threads()}
+
+    def _warn_if_other_machine(self, path: Path, saved: dict | None) -> None:
+        now = self._machine()
+        if saved is None or saved == now:  # older checkpoints did not record it
+            return
+        warnings.warn(
+            f"checkpoint {path} was written on {saved['device']} with {saved['threads']} "
+            f"thread(s); this run uses {now['device']} with {now['threads']}. Training goes "
+            "on, but its floats will differ from an uninterrupted run's in the last bits (set "
+            f"OMP_NUM_THREADS={saved['threads']} and the same device for a bit-identical resume)",
+            RuntimeWarning, stacklevel=3)
 
     def _differences(self, state: dict) -> list[str]:
         """The settings and data of this run that differ from the checkpoint's."""
@@ -300,6 +320,7 @@ class Trainer:
                                     (self.config.weight_decay, 0.0), strict=True):
                 group.update(initial_lr=self.config.lr, lr=self.config.lr * factor,
                              weight_decay=decay)
+        self._warn_if_other_machine(path, state.get("machine"))
         self.step = state["step"]
         self.history = state["history"]
         self._pending = list(state["pending_losses"])
