@@ -20,8 +20,16 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[book,test]"
 	touch $(STAMP)
 
+# The live figures carry mlmlib/widgets/live.js inside their outputs, and the build reuses a
+# chapter's pages and outputs while its code is unchanged: when the live figures' code changes,
+# both are stale, so both are cleared (every chapter is read and runs again, once).
+LIVE_STAMP := _build/.live-figures-stamp
+$(LIVE_STAMP): mlmlib/widgets/live.js mlmlib/widgets/live.py
+	rm -rf _build/.jupyter_cache _build/.doctrees
+	mkdir -p _build && touch $@
+
 ## make book: build the site into _build/html (re-executes only the notebooks that changed)
-book: $(STAMP)
+book: $(STAMP) $(LIVE_STAMP)
 	$(BIN)/jupyter-book build . --builder html $(BUILD_FLAGS)
 
 ## make test: lint, the book build (warnings are errors), then library tests and doctests, every

@@ -84,7 +84,7 @@ ALLOWED = {
     "train": {"constants", "loss", "masking", "model", "tokenizer", "corpora", "toyworld"},
     "hf": {"constants", "model", "tokenizer"},
     "plots": {"constants", "loss", "masking"},
-    "widgets": {"plots", "constants", "loss", "masking"},
+    "widgets": {"plots", "constants", "loss", "masking", "toyworld"},
     "exercises": {"constants", "loss", "masking"},
 }
 

@@ -14,8 +14,10 @@ Screenshots of the key pages land in ``_build/screenshots/`` for a person to loo
 from __future__ import annotations
 
 import functools
+import html
 import http.server
 import json
+import math
 import os
 import re
 import shutil
@@ -25,6 +27,10 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 import yaml
+
+from mlmlib.loss import neg_log, softmax
+from mlmlib.masking import mask_positions
+from mlmlib.toyworld import ToyWorld
 
 ROOT = Path(__file__).resolve().parent.parent
 HTML = ROOT / "_build" / "html"
@@ -256,6 +262,261 @@ def test_key_pages_render(name, page, device, size, browser, site, external):
         width = visit.page.evaluate("document.documentElement.scrollWidth")
         assert width <= size[0] + 1, f"{name}: the page scrolls sideways on a {device}"
         assert not visit.errors
+
+
+# ---------------------------------------------------------------------- live figures
+# Every "Try it" figure of the site: its controls are set, the numbers it draws (each carries
+# its full value in data-v) are compared with mlmlib's for the same inputs, and the picture
+# must have changed; on a desktop and at a phone's width.
+
+LIVE = {"mask-1": ("notebooks/walkthrough_1_hide", "mask"),
+        "mask-2": ("notebooks/walkthrough_2_sees", "mask"),
+        "dial": ("notebooks/walkthrough_3_probability", "dial"),
+        "softmax": ("notebooks/walkthrough_4_softmax", "softmax"),
+        "neglog": ("notebooks/walkthrough_5_logarithm", "neglog"),
+        "tower": ("notebooks/walkthrough_6_full_loss", "tower"),
+        "edge": ("notebooks/walkthrough_7_edge_cases", "edge"),
+        "posterior": ("notebooks/training_2_toy_world", "posterior")}
+SENTENCE = ["the", "fat", "cat", "sat", "on", "the", "mat"]
+
+
+class Live:
+    """One live figure on a page: set its controls, read the numbers it draws."""
+
+    def __init__(self, page, kind):
+        self.root = page.locator(f'.mlm-live[data-kind="{kind}"]')
+        assert self.root.count() == 1, f"{self.root.count()} live figures of kind {kind}"
+        self.root.locator("svg").first.wait_for(timeout=10000)
+        assert self.root.get_attribute("data-mounted") == "true"
+        assert not self.root.locator(".mlm-static").is_visible(), "the static picture still shows"
+
+    def set(self, control, value):
+        self.root.locator(f'[data-control="{control}"]').evaluate(
+            "(e, v) => { e.value = v; e.dispatchEvent(new Event('input', {bubbles: true})); }",
+            str(value))
+
+    def click(self, control):
+        self.root.locator(f'[data-control="{control}"]').click()
+
+    def numbers(self) -> dict[str, float]:
+        pairs = self.root.evaluate("r => Array.from(r.querySelectorAll('[data-q][data-v]'))"
+                                   ".map(e => [e.dataset.q, e.dataset.v])")
+        return {q: float(v) if v not in ("Infinity",) else math.inf for q, v in pairs
+                if not v.startswith("[")}
+
+    def texts(self, prefix) -> list[str]:
+        return self.root.evaluate("(r, p) => Array.from(r.querySelectorAll('[data-q]'))"
+                                  ".filter(e => e.dataset.q.startsWith(p)).map(e => e.textContent)",
+                                  prefix)
+
+    def said(self) -> str:
+        """What a screen reader is told after the last move."""
+        return self.root.locator(".mlm-say").text_content()
+
+    def picture(self) -> str:
+        return self.root.locator(".mlm-picture").inner_html()
+
+
+def _same(shown: float, exact: float, what: str) -> None:
+    assert abs(shown - exact) <= 1e-12 * max(1.0, abs(exact)), f"{what}: page {shown}, " \
+        f"mlmlib {exact}"
+
+
+def _check_mask(live):
+    live.click("token-0")
+    live.click("token-4")
+    reads, _ = mask_positions(SENTENCE, [0, 2, 4])
+    assert live.texts("reads-") == reads
+    assert live.root.locator('[data-q="M"]').text_content() == "M = {1, 3, 5}"
+    live.click("token-0")
+    live.click("token-2")
+    live.click("token-4")
+    assert live.texts("reads-") == SENTENCE
+    assert live.root.locator('[data-q="M"]').text_content() == "M = {} (empty)"
+
+
+def _check_dial(live):
+    live.set("p", 0.37)
+    got = live.numbers()
+    _same(got["p"], 0.37, "P(cat)")
+    _same(got["rest"], 1 - 0.37, "1 - P")
+
+
+def _check_softmax(live):
+    scores = [0.5, 3.2, -1.0, 2.0]
+    words = ["the", "cat", "mat", "sat"]
+    for i, s in enumerate(scores):
+        live.set(f"score-{i}", s)
+    got, probs = live.numbers(), softmax(scores)
+    for w, s, p in zip(words, scores, probs, strict=True):
+        _same(got[f"prob:{w}"], float(p), f"P({w})")
+        _same(got[f"exp:{w}"], math.exp(s), f"exp(score({w}))")
+    _same(got["Z"], sum(math.exp(s) for s in scores), "Z")
+    _same(got["truth"], float(probs[1]), "P(cat)")
+    assert live.root.locator('[data-q="truth"]').text_content().endswith(f"{probs[1]:.4f}")
+    assert f"P(cat) = {probs[1]:.4f}" in live.said()
+
+
+def _check_neglog(live):
+    for p in (0.123, 1.0, 0.001):
+        live.set("p", p)
+        _same(live.numbers()["loss"], float(neg_log(p)), f"-log {p}")
+
+
+def _check_tower(live):
+    live.click("token-3")  # reveal "sat"
+    live.click("token-2")  # hide "cat"
+    live.set("p-2", 0.05)
+    live.set("p-1", 0.9)
+    got = live.numbers()
+    parts = {1: 0.9, 2: 0.05, 6: 0.7}  # positions of fat, cat, mat
+    for i, p in parts.items():
+        _same(got[f"part:{i}"], float(neg_log(p)), f"-log P(x{i + 1})")
+    assert "part:3" not in got
+    _same(got["L"], sum(float(neg_log(p)) for p in parts.values()), "the loss")
+    assert "P(x₃ = cat)" in live.root.locator(".mlm-sliders").inner_text()
+    live.click("token-5")  # the second "the": its own slider and block, told apart by position
+    assert "−log P(x₆ = the) = 0.6931" in live.texts("part:5")[0]
+    for i in (1, 2, 5, 6):
+        live.click(f"token-{i}")  # hide nothing: the empty sum
+    assert live.numbers()["L"] == 0.0
+
+
+def _check_edge(live):
+    live.set("k", 4)
+    live.set("log10p", -7.5)
+    got = live.numbers()
+    _same(got["p"], 10 ** -7.5, "P")
+    _same(got["loss"], 4 * float(neg_log(10 ** -7.5)), "4 slots")
+    assert live.root.locator('[data-q="case"]').text_content().startswith("C.")
+    live.set("log10p", -1.5)
+    _same(live.numbers()["slot"], float(neg_log(10 ** -1.5)), "one slot")
+    assert live.texts("p")[0] == "P(truth) = 1 in 32"
+    assert live.root.locator('[data-q="case"]').text_content().startswith("an ordinary")
+    live.set("k", 0)
+    assert live.numbers()["loss"] == 0.0
+    assert live.root.locator('[data-q="case"]').text_content().startswith("A.")
+    live.set("k", 2)
+    live.set("log10p", 0)
+    assert live.numbers()["loss"] == 0.0
+    assert live.root.locator('[data-q="case"]').text_content().startswith("B.")
+
+
+def _check_posterior(live):
+    world = ToyWorld()
+    for sentence in ("the ___ read a book .", "the small ___ ___ .",
+                     "a ___ chased the ___ .", "___ cat sat on the ___ ."):
+        live.set("sentence", sentence)
+        words = sentence.split()
+        masked = [i for i, w in enumerate(words) if w == "___"]
+        exact = world.posterior([w if w != "___" else "the" for w in words], masked)
+        got = live.numbers()
+        for k, row in enumerate(exact):
+            shown = {q.split(":", 1)[1]: v for q, v in got.items() if q.startswith(f"post-{k}:")}
+            best = row.topk(len(shown))
+            assert list(shown) == [world.words[int(v)] for v in best.indices], sentence
+            for v, p in zip(best.indices, best.values, strict=True):
+                _same(shown[world.words[int(v)]], float(p), f"{sentence}: {world.words[int(v)]}")
+    live.set("sentence", "The small ___ barked.")  # capitals and a full stop with no space
+    _same(live.numbers()["post-0:cat"], float(world.posterior("the small cat barked .".split(),
+                                                              [2])[0, world.word_id["cat"]]), "cat")
+    live.set("sentence", "the small ___ meowed .")
+    assert "'meowed' is not a word of the toy world" in live.texts("error")[0]
+    live.set("sentence", "the small ___ constructor .")  # not a word, whatever JavaScript knows
+    assert "'constructor' is not a word" in live.texts("error")[0]
+    live.set("sentence", "the ___ cat .")
+    assert "impossible" in live.texts("error")[0] and "up to word 4" in live.texts("error")[0]
+    box = live.root.locator('[data-q="error"]').bounding_box()
+    assert box["width"] <= live.root.bounding_box()["width"] + 1, "the message is cut off"
+    live.set("sentence", "the cat sat .")
+    assert "no blank" in live.texts("error")[0]
+    live.set("sentence", "the ___ sat .")  # back to a sentence, and its drawing
+
+
+@pytest.mark.parametrize("name", list(LIVE))
+@pytest.mark.parametrize("device,size", [("desktop", (1280, 900)), ("phone", (390, 844))])
+def test_live_figures_compute_what_mlmlib_computes(name, device, size, browser, site, external):
+    page, kind = LIVE[name]
+    with Visit(browser, site, external, f"{site}{page}.html", *size) as visit:
+        live = Live(visit.page, kind)
+        before = live.picture()
+        globals()[f"_check_{kind}"](live)
+        assert live.picture() != before, f"{name}: the picture did not change"
+        box = live.root.locator("svg").first.bounding_box()
+        assert box["width"] > 0.5 * min(size[0], 600), f"{name}: the drawing is tiny ({box})"
+        assert box["x"] + box["width"] <= size[0] + 1, f"{name}: the drawing sticks out"
+        width = visit.page.evaluate("document.documentElement.scrollWidth")
+        assert width <= size[0] + 1, f"{name}: the page scrolls sideways on a {device}"
+        assert not visit.errors, visit.errors
+
+
+def test_without_javascript_a_live_figure_shows_its_static_picture(browser, site):
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(f"{site}notebooks/walkthrough_4_softmax.html")
+        still = page.locator('.mlm-live[data-kind="softmax"] .mlm-static img')
+        assert still.is_visible()
+        assert still.evaluate("i => i.complete && i.naturalWidth > 0")
+        assert page.locator(".mlm-live svg").count() == 0
+    finally:
+        context.close()
+
+
+# How Jupyter and Colab show an output: JupyterLab sets a detached host's innerHTML, replaces
+# each <script> by a fresh copy (so that it runs) and attaches the host; a later cell's output
+# arrives the same way; Colab puts each output in an iframe of its own.
+JUPYTERLAB_INSERT = """html => {
+  const host = document.createElement('div');
+  host.innerHTML = html;
+  host.querySelectorAll('script').forEach(old => {
+    const fresh = document.createElement('script');
+    for (const a of old.attributes) fresh.setAttribute(a.name, a.value);
+    fresh.textContent = old.textContent;
+    old.replaceWith(fresh);
+  });
+  document.body.appendChild(host);
+}"""
+
+
+def test_live_figures_mount_where_jupyterlab_and_colab_put_outputs(browser):
+    from mlmlib.widgets import live_dial, live_softmax
+
+    first = live_softmax([1, 2, 0, 1], ["the", "cat", "mat", "sat"], truth="cat")._repr_html_()
+    later = live_dial(0.7, label="P(cat)")._repr_html_()
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.set_content("<html><head></head><body></body></html>")
+        page.evaluate(JUPYTERLAB_INSERT, first)
+        page.evaluate(JUPYTERLAB_INSERT, later)  # the next cell's output, the script again
+        page.wait_for_selector('.mlm-live[data-kind="dial"][data-mounted]', timeout=5000)
+        assert page.locator(".mlm-live[data-mounted]").count() == 2
+        assert page.locator('.mlm-live[data-kind="softmax"] svg').count() == 1  # mounted once
+        live = Live(page, "softmax")
+        live.set("score-2", 3.0)
+        _same(live.numbers()["prob:mat"], float(softmax([1, 2, 3, 1])[2]), "P(mat)")
+        page.set_content(f'<iframe srcdoc="{html.escape(first)}" width="700" height="900">'
+                         "</iframe>")
+        frame = page.frames[1]
+        frame.wait_for_selector(".mlm-live[data-mounted] svg", timeout=5000)
+        live = Live(frame, "softmax")
+        live.set("score-0", -2.0)
+        _same(live.numbers()["truth"], float(softmax([-2, 2, 0, 1])[1]), "P(cat)")
+        assert not errors, errors
+    finally:
+        context.close()
+
+
+def test_no_page_says_live_notebook_only(browser, site, external):
+    for page in toc_pages():
+        text = (HTML / f"{page}.html").read_text()
+        assert "live notebook only" not in text, page
+    figure = '<div class="mlm-live" data-kind='
+    n = sum((HTML / f"{p}.html").read_text().count(figure) for p in toc_pages())
+    assert n == len(LIVE), f"{n} live figures on the site, {len(LIVE)} tested"
 
 
 def test_the_site_loads_nothing_from_the_network(browser, site, external):

@@ -1,4 +1,4 @@
-"""mlmlib.widgets - sliders and buttons that redraw the course's figures in a live notebook.
+"""mlmlib.widgets.kernel - ipywidgets controls that redraw the course's matplotlib figures.
 
 Does: wrap the plotting functions of :mod:`mlmlib.plots` in ipywidgets controls: four score
 sliders for the softmax (:func:`softmax_sliders`), a probability slider on the ``-log p`` curve
@@ -8,8 +8,8 @@ returns an :class:`Explorer`: the controls above, the figure below. Its ``figure
 holds the latest figure, which is how the tests drive it.
 
 Does not: draw anything itself (the plotting functions do), or compute anything the loss
-depends on. A static web page has no kernel to run a widget, so every chapter also shows
-the figure at the widget's default setting in a cell of its own.
+depends on. They need a running Python kernel: the chapters use :mod:`mlmlib.widgets.live`
+instead, which also works on the static site.
 
 >>> w = softmax_sliders([1, 2, 0, 1], ["the", "cat", "mat", "sat"], truth="cat")
 >>> w.controls[1].value = 3.0  # as if the reader moved the slider for "cat"
