@@ -12,12 +12,16 @@ export PATH := $(BIN):$(PATH)
 BUILD_FLAGS := -n -W --keep-going
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: book test lint serve constraints clean
+.PHONY: book test lint serve constraints clean student lab
 
-$(STAMP): pyproject.toml constraints.txt
+# CONSTRAINTS=/dev/null installs the newest versions pyproject.toml's ranges allow instead of
+# the pins (the weekly workflow .github/workflows/newest.yml does, to catch upstream changes).
+CONSTRAINTS ?= constraints.txt
+
+$(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=23.2"
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[book,test]"
+	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e ".[book,test]"
 	touch $(STAMP)
 
 # The live figures carry mlmlib/widgets/live.js inside their outputs, and the build reuses a
@@ -28,8 +32,13 @@ $(LIVE_STAMP): mlmlib/widgets/live.js mlmlib/widgets/live.py
 	rm -rf _build/.jupyter_cache _build/.doctrees
 	mkdir -p _build && touch $@
 
+## make student: the student edition (solutions out) and the answer key, in
+## _build/student-edition/downloads (the site offers them for download)
+student: $(STAMP)
+	$(BIN)/python -m mlmlib.exercises.edition --notebooks notebooks --out _build/student-edition
+
 ## make book: build the site into _build/html (re-executes only the notebooks that changed)
-book: $(STAMP) $(LIVE_STAMP)
+book: $(STAMP) $(LIVE_STAMP) student
 	$(BIN)/jupyter-book build . --builder html $(BUILD_FLAGS)
 
 ## make test: lint, the book build (warnings are errors), then library tests and doctests, every
@@ -38,6 +47,12 @@ test: $(STAMP)
 	$(BIN)/ruff check mlmlib tests bench
 	$(MAKE) --no-print-directory book
 	$(BIN)/python -m pytest --doctest-modules $(NBVAL_FLAGS) mlmlib tests notebooks
+
+## make lab: the chapters in JupyterLab on this machine (it opens a browser tab; Ctrl-C stops it).
+## LAB_ARGS passes more options, e.g. make lab LAB_ARGS="--no-browser --ServerApp.port=8899"
+LAB_ARGS ?=
+lab: $(STAMP)
+	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check mlmlib tests bench

@@ -49,7 +49,7 @@ def test_references_pass():
         (lambda s, t: sum(reference_slot_loss(s, v) for v in range(len(s))), "every word"),
         (lambda s, t: reference_slot_loss(s, int(np.argmax(s))), "highest-scoring word"),
         (naive_slot_loss, "Subtract the largest score"),
-        (lambda s, t: None, "returned nothing (None)"),
+        (lambda s, t: None, "Not answered yet: <lambda> returns None"),
         (lambda s, t: "0.6", "expected one number"),
         (lambda s, t: [1.0, 2.0], "expected one number"),
         (lambda s, t: 1 / 0, "raised ZeroDivisionError"),
@@ -71,7 +71,7 @@ def test_slot_loss_mistakes_are_named(wrong, hint):
         (lambda s: np.exp(np.asarray(s, dtype=float)), "divide by their total Z"),
         (lambda s: reference_softmax(s)[:-1], "expected"),
         (lambda s: reference_softmax(s) * 2, "sum to 2.0000"),
-        (lambda s: None, "nothing (None)"),
+        (lambda s: None, "Not answered yet: <lambda> returns None"),
         (lambda s: {"a": 1}, "expected"),
     ],
 )
@@ -222,7 +222,7 @@ def test_walkthrough_checkers_accept_the_references():
                                                for k, t in enumerate(ids)]), "swapped"),
         (lambda: check_labels(lambda ids, ps: [t if k in ps else 0 for k, t in enumerate(ids)]),
          "0 is a real token id"),
-        (lambda: check_labels(lambda ids, ps: None), "expected a list of ids"),
+        (lambda: check_labels(lambda ids, ps: None), "Not answered yet"),
         (lambda: check_missing_probability(0.9, [0.1, 0.2, 0.3]), "subtract *all*"),
         (lambda: check_missing_probability(0.6, [0.1, 0.2, 0.3]), "what is left"),
         (lambda: check_empty_loss(float("nan")), "PyTorch's *mean*"),
@@ -329,7 +329,7 @@ from mlmlib.loss import slot_loss, softmax  # noqa: E402
         (lambda: check_labels(lambda ids, ps: [float("inf")] * len(ids)), "whole numbers"),
         (lambda: check_labels(lambda ids, ps: [True] * len(ids)), "whole numbers"),
         (lambda: check_labels(lambda ids, ps: torch.tensor(5)), "expected a list of ids"),
-        (lambda: check_labels(lambda ids, ps: None), "expected a list of ids, got NoneType."),
+        (lambda: check_labels(lambda ids, ps: None), "Not answered yet: <lambda> returns None"),
         (lambda: check_softmax(lambda s: [str(x) for x in softmax(s)]), "got text"),
         (lambda: check_slot_loss(lambda s, t: [str(slot_loss(s, t))]), "returned text"),
         (lambda: check_mlm_loss(lambda lg, lb: "0.0"), "returned text"),
@@ -364,3 +364,44 @@ def test_numbers_of_every_honest_kind_are_still_read():
     assert check_branch_counts(np.array([150.0, 120.0, 15.0, 15.0]), 1000)
     assert check_branch_counts(torch.tensor([150, 120, 15, 15]), 1000)
     assert check_hide(lambda t, ps: tuple(reference_hide(t, ps)))
+
+
+def test_undoing_the_log_names_the_usual_mistakes():
+    from mlmlib.exercises import check_probability_from_loss as check
+
+    assert check(math.exp(-1.5), loss=1.5)
+    for wrong, hint in [(10 ** -1.5, "natural one"), (math.exp(1.5), "minus sign"),
+                        (1 / 1.5, "1 / loss"), (1 - 1.5, "1 - loss")]:
+        verdict = check(wrong, loss=1.5)
+        assert not verdict and hint in str(verdict), (wrong, verdict)
+    assert "Not answered yet" in str(check(None, loss=1.5))
+    assert not check(0.5, loss=1.5) and "is not 0.2231" in str(check(0.5, loss=1.5))
+    with pytest.raises(ValueError, match="loss"):
+        check(0.5, loss=-1)
+
+
+def test_the_loss_of_a_product_names_the_usual_mistakes():
+    from mlmlib.exercises import check_loss_from_product as check
+
+    assert check(-math.log(0.001), product=0.001)
+    for wrong, hint in [(3.0, "log10"), (math.log(0.001), "minus sign"),
+                        (0.001, "product itself"), (0.999, "1 minus")]:
+        verdict = check(wrong, product=0.001)
+        assert not verdict and hint in str(verdict), (wrong, verdict)
+    assert "Not answered yet" in str(check("6.9", product=0.001))
+    with pytest.raises(ValueError, match="product"):
+        check(1.0, product=0)
+
+
+def test_a_function_left_as_its_template_is_not_answered_yet():
+    from mlmlib.exercises import check_attention_weights, check_hide, check_softmax
+
+    def my_function(*args):
+        # your code here
+        return None
+
+    for check in (check_hide, check_softmax, check_attention_weights):
+        assert str(check(my_function)).startswith("Not answered yet: my_function returns None")
+    half = iter([["[MASK]", "cat", "sat", "on", "the", "mat"]])  # right once, then None
+    verdict = check_hide(lambda tokens, positions: next(half, None))
+    assert not verdict and not str(verdict).startswith("Not answered yet")

@@ -1,6 +1,7 @@
 """The GitHub Actions workflows: valid YAML, and they run the README's commands."""
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ def commands(job: dict) -> str:
     return "\n".join(step.get("run", "") for step in job["steps"])
 
 
-@pytest.mark.parametrize("name", ["pages.yml", "tests.yml"])
+@pytest.mark.parametrize("name", ["pages.yml", "tests.yml", "newest.yml"])
 def test_workflow_shape(name):
     data = load(name)
     assert data.get("name") and data["on"], f"{name}: needs a name and triggers"
@@ -59,3 +60,17 @@ def test_the_workflows_use_the_readme_commands():
     readme = (ROOT / "README.md").read_text()
     assert "make book" in readme and "make test" in readme
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_once_a_week_every_check_runs_with_the_newest_allowed_versions():
+    data = load("newest.yml")
+    cron = data["on"]["schedule"][0]["cron"].split()
+    assert len(cron) == 5 and cron[2] == "*" and cron[3] == "*" and cron[4] != "*"  # weekly
+    job = data["jobs"]["test"]
+    assert job["env"]["CONSTRAINTS"] == "/dev/null"
+    assert "bash .ci/run" in commands(job)
+    makefile = (ROOT / "Makefile").read_text()
+    assert "CONSTRAINTS ?= constraints.txt" in makefile and "-c $(CONSTRAINTS)" in makefile
+    dry = subprocess.run(["make", "-n", "-B", ".venv/.installed", "CONSTRAINTS=/dev/null"],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert "-c /dev/null" in dry.stdout and "-c constraints.txt" not in dry.stdout

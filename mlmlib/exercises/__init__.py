@@ -23,6 +23,8 @@ One module per part of the book; every name is importable from ``mlmlib.exercise
 * :mod:`mlmlib.exercises.lab` - the exact lab (results over seeds, pointwise information).
 * :mod:`mlmlib.exercises.encoder` - inside the encoder (attention weights by hand, the weights
   of one block, a gap over seeds).
+* :mod:`mlmlib.exercises.edition` - the student edition of the chapters (solutions taken out)
+  and the answer key (``make student``).
 * ``mlmlib.exercises._common`` - :class:`Verdict` and the number checks they share.
 
 >>> from mlmlib.exercises import check_loss_value
@@ -49,9 +51,11 @@ from mlmlib.exercises.walkthrough import (
     check_empty_loss,
     check_hide,
     check_labels,
+    check_loss_from_product,
     check_loss_value,
     check_missing_probability,
     check_mlm_loss,
+    check_probability_from_loss,
     check_slot_loss,
     check_softmax,
 )
@@ -76,12 +80,14 @@ __all__ = [
     "check_excess_loss",
     "check_hide",
     "check_labels",
+    "check_loss_from_product",
     "check_loss_value",
     "check_missing_probability",
     "check_mlm_loss",
     "check_parameter_count",
     "check_perplexity",
     "check_pointwise_information",
+    "check_probability_from_loss",
     "check_random_branch_probability",
     "check_seed_gap",
     "check_slot_loss",

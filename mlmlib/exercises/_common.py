@@ -9,6 +9,7 @@ Does not: check any exercise itself - the part modules (walkthrough, worked, tra
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
@@ -37,6 +38,31 @@ def _yes(message: str) -> Verdict:
 
 def _no(message: str) -> Verdict:
     return Verdict(False, message)
+
+
+def _function_answer(check):
+    """For a checker of a reader's function: one that returns None every time it is called is
+    the exercise's empty template, not a wrong answer; say so ("Not answered yet")."""
+
+    @functools.wraps(check)
+    def checked(fn, *args, **kwargs):
+        if not callable(fn):
+            return check(fn, *args, **kwargs)
+        results = []
+
+        @functools.wraps(fn)
+        def recorded(*a, **k):
+            results.append(result := fn(*a, **k))
+            return result
+
+        verdict = check(recorded, *args, **kwargs)
+        if not verdict and results and all(r is None for r in results):
+            name = getattr(fn, "__name__", "your function")
+            return _no(f"Not answered yet: {name} returns None; write its body where it says "
+                       "'# your code here'.")
+        return verdict
+
+    return checked
 
 
 def _as_numbers(value) -> np.ndarray | None:

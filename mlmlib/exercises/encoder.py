@@ -27,6 +27,7 @@ from mlmlib.exercises._common import (
     Verdict,
     _check_count,
     _check_number,
+    _function_answer,
     _no,
     _setting,
     _settings,
@@ -93,6 +94,7 @@ def _call(fn: Callable, *args):
         return None, f"{type(err).__name__}: {err}"[:200]
 
 
+@_function_answer
 def check_attention_weights(fn) -> Verdict:
     """Check ``fn(Q, K, keep) -> A``, one head's attention weights, on three small cases.
 

@@ -25,7 +25,9 @@ from mlmlib.exercises._common import (
     _as_numbers,
     _check_number,
     _close,
+    _function_answer,
     _no,
+    _setting,
     _settings,
     _verdict_for_number,
     _yes,
@@ -84,6 +86,7 @@ _HIDE_CASES = [(["the", "cat", "sat", "on", "the", "mat"], [1]),
                (["a", "b", "c"], [])]
 
 
+@_function_answer
 def check_hide(fn) -> Verdict:
     """Check ``fn(tokens, positions) -> a new list with "[MASK]" at those positions (from 0)``."""
     if not callable(fn):
@@ -120,6 +123,7 @@ def check_hide(fn) -> Verdict:
                 "cases and leaves the original sentence alone.")
 
 
+@_function_answer
 def check_labels(fn) -> Verdict:
     """Check ``fn(ids, positions) -> labels``: the original id in M, IGNORE_INDEX elsewhere."""
     if not callable(fn):
@@ -164,11 +168,44 @@ def check_missing_probability(answer, known: Sequence[float]) -> Verdict:
     return _check_number(answer, expected, mistakes, "1 - (the others)")
 
 
+def check_probability_from_loss(answer, loss: float) -> Verdict:
+    """Check a number: the probability of the truth that costs ``loss`` (``-log p = loss``).
+
+    Undoing ``-log``: ``p = e**(-loss)``.
+    """
+    loss = _setting(loss, "loss", 0)
+    mistakes = {
+        "that is 10 to the power -loss; the course's log is the natural one, base e":
+            10 ** -loss,
+        "the minus sign: -log p = loss means log p = -loss, so p = e to the power -loss":
+            math.exp(loss),
+        "that is 1 / loss; undo the log with the exponential instead": 1 / loss if loss else 0,
+        "that is 1 - loss; undo the log with the exponential instead": 1 - loss,
+    }
+    return _check_number(answer, math.exp(-loss), mistakes, "e^(-loss)")
+
+
+def check_loss_from_product(answer, product: float) -> Verdict:
+    """Check a number: the loss of a sentence whose slots' probabilities multiply to ``product``.
+
+    The sum of the ``-log``s is ``-log`` of the product: ``L = -log(product)``.
+    """
+    product = _setting(product, "product", 0, 1, above=True)
+    mistakes = {
+        "that is log10; the course's log is the natural one, base e": -math.log10(product),
+        "the minus sign: the loss is -log of the product, a positive number": math.log(product),
+        "that is the product itself; the loss is -log of it": product,
+        "that is 1 minus the product; the loss is -log of it": 1 - product,
+    }
+    return _check_number(answer, -math.log(product), mistakes, "-log(product)")
+
+
 # the cases every function checker tries; the last one overflows a softmax without max-subtraction
 _SLOT_CASES = [([1.0, 2.0, 0.0, 1.0], 1), ([0.5, 1.5, 2.0, 0.5], 1), ([3.0, 0.0, 0.0, 0.0], 0),
                ([-2.0, 0.5, 4.0], 0), ([1000.0, 0.0], 1)]
 
 
+@_function_answer
 def check_softmax(fn) -> Verdict:
     """Check ``fn(scores) -> probabilities`` on several cases, huge scores included."""
     if not callable(fn):
@@ -221,6 +258,7 @@ def _slot_mistakes(scores: Sequence[float], target: int) -> dict[str, float]:
     return mistakes
 
 
+@_function_answer
 def check_slot_loss(fn) -> Verdict:
     """Check ``fn(scores, target) -> -log P(target)`` on several cases, huge scores included."""
     if not callable(fn):
@@ -269,6 +307,7 @@ def _mlm_mistakes(logits, labels) -> dict[str, float]:
     return mistakes
 
 
+@_function_answer
 def check_mlm_loss(fn) -> Verdict:
     """Check ``fn(logits, labels) -> sum over M of -log P(label)``; labels use IGNORE_INDEX.
 

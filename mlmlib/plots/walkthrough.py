@@ -268,7 +268,8 @@ def slots_and_tower(probs: dict[str, float], ax=None) -> Figure:
         fig = tower.figure
     for dial, (name, p) in zip(dials, probs.items(), strict=True):
         probability_dial(p, label=name, ax=dial)
-    loss_tower({name: 0.0 - float(np.log(p)) for name, p in probs.items()}, ax=tower)
+    # each block is the slot's -log P (the dials above show P itself)
+    loss_tower({f"-log {name}": 0.0 - float(np.log(p)) for name, p in probs.items()}, ax=tower)
     return fig
 
 
