@@ -213,6 +213,9 @@ def mask_positions(tokens, positions: Iterable[int], mask_token="[MASK]"):
     else:
         _not_text(tokens, "tokens", "words (or a 1-D tensor of ids)")
         tokens = list(tokens)
+        if not isinstance(mask_token, str) or not mask_token:
+            raise TypeError(f"mask_token must be the text written for a hidden word, such as "
+                            f"'[MASK]', got {mask_token!r}")
     _not_text(positions, "positions", "positions")
     n = len(tokens)
     seen: set[int] = set()

@@ -144,6 +144,8 @@ MASKING = [
          id="mask_positions-negative"),
     case(lambda: mask_positions(torch.tensor([1, 2]), [0]), TypeError, "mask_token",
          "whole number", id="mask_positions-tensor-str-mask"),
+    case(lambda: mask_positions(["a", "b"], [0], mask_token=None), TypeError, "mask_token",
+         "'[MASK]'", id="mask_positions-words-none-mask"),
     case(lambda: mask_positions(torch.tensor([1.0, 2.0]), [0], mask_token=4), TypeError,
          "tokens", "integer", id="mask_positions-float-tensor"),
     case(lambda: mask_positions(torch.tensor([1, 2], dtype=torch.uint8), [0], mask_token=300),

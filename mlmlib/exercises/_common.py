@@ -40,6 +40,16 @@ def _no(message: str) -> Verdict:
     return Verdict(False, message)
 
 
+def _call(fn, *args):
+    """Call the reader's function; return (result, error message or None). A reader's bug is a
+    verdict, not a crash: any exception becomes its message (the first 200 characters)."""
+    try:
+        with np.errstate(all="ignore"):
+            return fn(*args), None
+    except Exception as err:  # the reader's code may raise anything
+        return None, f"{type(err).__name__}: {err}"[:200]
+
+
 def _function_answer(check):
     """For a checker of a reader's function: one that returns None every time it is called is
     the exercise's empty template, not a wrong answer; say so ("Not answered yet")."""

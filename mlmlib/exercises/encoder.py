@@ -19,12 +19,13 @@ Correct: 7,087,872 weights in one block.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from mlmlib.exercises._common import (
     Verdict,
+    _call,
     _check_count,
     _check_number,
     _function_answer,
@@ -85,13 +86,6 @@ def _attention_mistakes(Q, K, keep) -> dict[str, np.ndarray]:
 _ALL_MASKED = ("every key is masked, so every row is the same (1/T everywhere, or NaN): is "
               "keep a NumPy array? On a plain list, keep == 1 is a single False, so np.where "
               "hides every key; use np.array(keep) == 1")
-
-
-def _call(fn: Callable, *args):
-    try:
-        return fn(*args), None
-    except Exception as err:  # a reader's bug is a verdict, not a crash
-        return None, f"{type(err).__name__}: {err}"[:200]
 
 
 @_function_answer

@@ -23,6 +23,7 @@ from mlmlib.exercises._common import (
     Verdict,
     _as_number,
     _as_numbers,
+    _call,
     _check_number,
     _close,
     _function_answer,
@@ -33,15 +34,6 @@ from mlmlib.exercises._common import (
     _yes,
 )
 from mlmlib.loss import log_softmax, mlm_loss, slot_loss, softmax
-
-
-def _call(fn: Callable, *args):
-    """Call the reader's function; return (result, error message or None)."""
-    try:
-        with np.errstate(all="ignore"):
-            return fn(*args), None
-    except Exception as err:  # the reader's code may raise anything
-        return None, f"{type(err).__name__}: {err}"
 
 
 def _kind(result) -> str:

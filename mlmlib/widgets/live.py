@@ -84,13 +84,6 @@ def _on_steps(value: float, step: float, name: str) -> float:
     return round(k * step, digits)
 
 
-def _mask_token(mask_token) -> str:
-    if not isinstance(mask_token, str) or not mask_token:
-        raise TypeError(f"mask_token must be the text shown for a hidden word, such as "
-                        f"'[MASK]', got {mask_token!r}")
-    return mask_token
-
-
 def _png(figure: Figure) -> str:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=72)
@@ -132,7 +125,7 @@ def live_mask(tokens: Sequence[str], hidden: Sequence[int] = (),
     tokens = _labels(tokens, "tokens", text=True)
     hidden = sorted(set(_positions(hidden, len(tokens), "hidden",
                                    "cannot hide position {p} of a {n}-token sentence")))
-    mask_positions(tokens, hidden, mask_token=_mask_token(mask_token))  # the library's checks
+    mask_positions(tokens, hidden, mask_token=mask_token)  # the library's checks, once
     return LiveFigure({"kind": "mask", "tokens": tokens, "hidden": hidden,
                        "mask_token": mask_token},
                       lambda: plots.reads_and_answers(tokens, hidden, mask_token=mask_token),
@@ -189,7 +182,7 @@ def live_tower(tokens: Sequence[str], probs: dict[int, float],
                "sentence")
     probs = {int(i): _on_steps(float(_numbers(p, f"P at position {i}", 0.001, 1, ndim=0)),
                                0.001, f"P at position {i}") for i, p in sorted(probs.items())}
-    mask_positions(tokens, list(probs), mask_token=_mask_token(mask_token))
+    mask_positions(tokens, list(probs), mask_token=mask_token)  # the same checks
 
     def static() -> Figure:
         return plots.slots_and_tower({f"P({tokens[i]})": p for i, p in probs.items()})
