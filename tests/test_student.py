@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from mlmlib.exercises.edition import END, EXERCISE, NOTE, START, write_edition
+from mlmlib.exercises.edition import END, EXERCISE, NOTE, START, _text, write_edition
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -24,10 +24,6 @@ CHAPTERS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 def _cells(path: Path) -> list[dict]:
     return json.loads(path.read_text())["cells"]
-
-
-def _text(cell: dict) -> str:
-    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
 
 
 def _solution_code(cells: list[dict]) -> list[str]:
