@@ -9,6 +9,9 @@ from __future__ import annotations
 import json
 import os
 import platform
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import torch
@@ -60,3 +63,40 @@ def machine(device: torch.device | None = None) -> dict:
     if device is not None and device.type == "cuda":
         out["gpu"] = torch.cuda.get_device_name(device)
     return out
+
+
+def _without(argv: list[str], flags: tuple[str, ...]) -> list[str]:
+    """``argv`` without the given options and their values (``--x v`` or ``--x=v``)."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in flags:
+            skip = True
+        elif not arg.startswith(tuple(f"{f}=" for f in flags)):
+            out.append(arg)
+    return out
+
+
+def separate_processes(script: str, argv: list[str], runs: int) -> list[dict]:
+    """Run ``script`` with ``argv`` as ``runs`` separate processes, one after the other; their
+    results. Repetitions inside one process share its warm caches, its memory layout and its
+    thread placement, so a ratio is only trusted when it holds across processes too."""
+    argv = _without(argv, ("--runs", "--json"))
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(runs):
+            print(f"--- process {r + 1} of {runs}", flush=True)
+            out = Path(tmp) / f"run-{r}.json"
+            subprocess.run([sys.executable, script, *argv, "--runs", "1", "--json", str(out)],
+                           check=True)
+            results.append(json.loads(out.read_text()))
+    return results
+
+
+def spread(values: list[float]) -> dict:
+    """The median and the range of one figure over separate runs."""
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    median = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+    return {"median": median, "min": ordered[0], "max": ordered[-1], "runs": list(values)}

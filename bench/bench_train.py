@@ -34,12 +34,19 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._results import bf16_is_native, machine, write  # noqa: E402
+from bench._results import (  # noqa: E402
+    bf16_is_native,
+    machine,
+    separate_processes,
+    spread,
+    write,
+)
 from mlmlib.constants import IGNORE_INDEX  # noqa: E402
 from mlmlib.masking import mask_tokens  # noqa: E402
 from mlmlib.model import BertConfig, MiniBert  # noqa: E402
 
 CONFIGS = {  # (vocab, hidden, layers, heads, intermediate, sequence, batch)
+    "base": (30522, 768, 12, 12, 3072, 128, 64),  # BERT-base's shape: for a GPU
     "reference": (8192, 256, 4, 4, 1024, 128, 32),
     "tiny": (1024, 128, 2, 4, 512, 128, 32),
     "smoke": (512, 32, 1, 2, 64, 32, 4),
@@ -54,7 +61,10 @@ def matmul_roof(device: torch.device, dtype: torch.dtype, seconds: float) -> flo
     the best.
     """
     best = 0.0
-    for m, k, n in [(4096, 256, 1024), (4096, 1024, 256), (2048, 2048, 2048)]:
+    shapes = [(4096, 256, 1024), (4096, 1024, 256), (2048, 2048, 2048)]
+    if device.type == "cuda":  # a GPU reaches its roof only on large products
+        shapes.append((8192, 8192, 8192))
+    for m, k, n in shapes:
         a = torch.randn(m, k, device=device, dtype=dtype)
         b = torch.randn(k, n, device=device, dtype=dtype)
         for _ in range(3):
@@ -234,6 +244,49 @@ def recipe(args) -> int:
     return 0
 
 
+def across_processes(results: list[dict]) -> dict:
+    """One result from several processes' results: every figure with its spread.
+
+    The speed ratio is the product of two effects, reported apart: the FLOPs per token that
+    each side does (mlmlib scores only the masked positions) and the MFU, the speed per FLOP:
+    ratio = (transformers' FLOPs / mlmlib's) x (mlmlib's MFU / transformers').
+    """
+    first = results[0]
+    out = {k: v for k, v in first.items() if k not in ("implementations", "ratio", "machine")}
+    out["machine"] = first["machine"]
+    out["processes"] = len(results)
+    out["roof_gflops"] = spread([r["roof_gflops"] for r in results])
+    out["ratio"] = spread([r["ratio"] for r in results])
+    impls = {name: [r["implementations"][name] for r in results]
+             for name in first["implementations"]}
+    out["implementations"] = {
+        name: {"median": spread([x["median"] for x in runs]),
+               "mfu": spread([x["mfu"] for x in runs]),
+               "flops_per_token": runs[0]["flops_per_token"],
+               "tokens_per_s": [x["tokens_per_s"] for x in runs]}
+        for name, runs in impls.items()}
+    ours, theirs = impls["mlmlib"], impls["transformers"]
+    out["flops_ratio"] = theirs[0]["flops_per_token"] / ours[0]["flops_per_token"]
+    out["mfu_ratio"] = spread([a["mfu"] / b["mfu"] for a, b in zip(ours, theirs, strict=True)])
+    out["mfu_points"] = spread([100 * (a["mfu"] - b["mfu"])
+                                for a, b in zip(ours, theirs, strict=True)])
+    return out
+
+
+def report(out: dict) -> None:
+    """Print the figures across processes."""
+    n = out["processes"]
+    print(f"\nacross {n} separate processes: median (min-max)")
+    for name, impl in out["implementations"].items():
+        t, m = impl["median"], impl["mfu"]
+        print(f"{name:14s} {t['median']:10,.0f} tokens/s ({t['min']:,.0f}-{t['max']:,.0f})  "
+              f"MFU {m['median']:6.1%} ({m['min']:.1%}-{m['max']:.1%})")
+    r, f, q, pts = out["ratio"], out["flops_ratio"], out["mfu_ratio"], out["mfu_points"]
+    print(f"speed ratio {r['median']:.2f}x ({r['min']:.2f}-{r['max']:.2f}) = FLOPs ratio "
+          f"{f:.2f}x x MFU ratio {q['median']:.2f}x ({q['min']:.2f}-{q['max']:.2f}); "
+          f"MFU lead {pts['median']:+.1f} points ({pts['min']:+.1f} to {pts['max']:+.1f})")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--config", choices=list(CONFIGS), default="reference")
@@ -248,10 +301,20 @@ def main(argv=None) -> int:
                         "with the eval loss after the same steps")
     p.add_argument("--train-steps", type=int, default=240, help="--recipe: steps for each")
     p.add_argument("--smoke", action="store_true", help="tiny and quick: check the script")
+    p.add_argument("--runs", type=int, default=3,
+                   help="separate processes, one after the other (the spread across them is "
+                        "reported)")
     p.add_argument("--json", default=None)
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = p.parse_args(argv)
     if args.recipe:
         return recipe(args)
+    if args.runs > 1:
+        out = across_processes(separate_processes(__file__, argv, args.runs))
+        report(out)
+        if not args.smoke or args.json:
+            write(out, result_name(args, torch.device(args.device)), args.json)
+        return 0
     if args.smoke:
         args.config, args.reps, args.steps = "smoke", 2, 1
     device = torch.device(args.device)
@@ -306,10 +369,14 @@ def main(argv=None) -> int:
     result["ratio"] = ratio
     print(f"ratio mlmlib / transformers: {ratio:.2f}x")
     if not args.smoke or args.json:
-        name = (f"train-{args.config}-{device.type}-{args.dtype}"
-                f"{'-nodropout' if args.no_dropout else ''}")
-        write(result, name, args.json)
+        write(result, result_name(args, device), args.json)
     return 0
+
+
+def result_name(args, device: torch.device) -> str:
+    """The JSON's name under bench/results/."""
+    return (f"train-{args.config}-{device.type}-{args.dtype}"
+            f"{'-nodropout' if args.no_dropout else ''}")
 
 
 if __name__ == "__main__":

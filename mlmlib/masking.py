@@ -339,7 +339,10 @@ def mask_tokens(input_ids: torch.Tensor, *, vocab_size: int, mask_token_id: int,
         raise ValueError("the vocabulary has no ordinary word to use as a random replacement")
     gen = _generator(rng)
 
-    flat = ids.detach().reshape(1, -1) if ids.ndim == 1 else ids.detach()  # (B, T)
+    # the draws come from a CPU generator, so a batch on a GPU is masked on the CPU (the same
+    # numbers on every device) and the result returned to the batch's own device
+    flat = ids.detach().cpu()
+    flat = flat.reshape(1, -1) if ids.ndim == 1 else flat  # (B, T)
     ordinary = ~torch.isin(flat.long(), torch.tensor(specials, dtype=torch.long))  # (B, T)
     if continuation is None:
         chosen = _select(ordinary, rate, rule, max_predictions, gen)  # (B, T)
@@ -349,7 +352,7 @@ def mask_tokens(input_ids: torch.Tensor, *, vocab_size: int, mask_token_id: int,
         if continuation.shape != ids.shape:
             raise ValueError(f"continuation has shape {tuple(continuation.shape)} but input_ids "
                              f"have shape {tuple(ids.shape)}")
-        cont = continuation.reshape(flat.shape)
+        cont = continuation.cpu().reshape(flat.shape)
         word, word_ok = _whole_words(cont, ordinary)  # (B, T), (B, U)
         word_chosen = _select(word_ok, rate, rule, max_predictions, gen)  # (B, U)
         chosen = word_chosen.gather(1, word.clamp(min=0)) & (word >= 0) & ordinary  # (B, T)
@@ -364,4 +367,5 @@ def mask_tokens(input_ids: torch.Tensor, *, vocab_size: int, mask_token_id: int,
                                     specials)  # (B, T)
         corrupted = torch.where(to_random, replacement.to(flat.dtype), corrupted)
     labels = torch.where(chosen, flat.long(), IGNORE_INDEX)  # (B, T), long as PyTorch wants
-    return MaskedBatch(corrupted.reshape(ids.shape), labels.reshape(ids.shape))
+    return MaskedBatch(corrupted.reshape(ids.shape).to(ids.device),
+                       labels.reshape(ids.shape).to(ids.device))

@@ -84,7 +84,8 @@ def test_resume_after_a_real_kill_is_exact_between_evaluations(tmp_path):
     """Checkpoints every 10 steps, evaluations every 20: killed right after step 30 (half-way
     through an evaluation window), resumed, it ends with the weights and the history of the
     run that was never stopped, training losses included."""
-    steps = ["--steps", "100", "--eval-every", "20", "--checkpoint-every", "10"]
+    steps = ["--steps", "100", "--eval-every", "20", "--checkpoint-every", "10",
+             "--device", "cpu"]  # the bitwise claim is the CPU's (a GPU: tests/test_cuda.py)
     run(*steps, out=tmp_path / "whole")
     killed = tmp_path / "killed"
     proc = subprocess.Popen(cli(*steps, out=killed), cwd=ROOT, stdout=subprocess.DEVNULL,
@@ -116,7 +117,7 @@ def test_resume_after_a_real_kill_is_exact_between_evaluations(tmp_path):
 def test_resuming_with_other_threads_warns_that_the_last_bits_will_differ(toy, tmp_path):
     data, model_config = toy
     config = TrainConfig(warmup=2, steps=10, batch_size=32, eval_every=5, checkpoint_every=5,
-                         quiet=True)
+                         quiet=True, device="cpu")
     Trainer(model_config, data, config, out_dir=tmp_path).fit()
     threads = torch.get_num_threads()
     torch.set_num_threads(threads + 1)
@@ -128,10 +129,13 @@ def test_resuming_with_other_threads_warns_that_the_last_bits_will_differ(toy, t
         torch.set_num_threads(threads)
     result = subprocess.run(cli("--steps", "10", "--eval-every", "5", "--resume", out=tmp_path
                                 / "cli"), cwd=ROOT, capture_output=True, text=True)
+    cpu = ("--device", "cpu")
     assert result.returncode == 1  # nothing to resume in a new folder: refused, in one line
-    run("--steps", "10", "--eval-every", "5", "--checkpoint-every", "5", out=tmp_path / "cli")
+    run("--steps", "10", "--eval-every", "5", "--checkpoint-every", "5", *cpu,
+        out=tmp_path / "cli")
     result = subprocess.run(cli("--steps", "12", "--eval-every", "6", "--checkpoint-every", "6",
-                                "--allow-changes", "--resume", out=tmp_path / "cli"), cwd=ROOT,
+                                "--allow-changes", "--resume", *cpu, out=tmp_path / "cli"),
+                            cwd=ROOT,
                             capture_output=True, text=True,
                             env={**ONE_THREAD, "OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"})
     assert result.returncode == 0, result.stderr
@@ -145,7 +149,8 @@ def test_resume_is_exact_on_any_schedule(toy, tmp_path, checkpoint_every, eval_e
                                          resume_from):
     data, model_config = toy
     config = TrainConfig(steps=24, batch_size=32, warmup=5, eval_every=eval_every,
-                         checkpoint_every=checkpoint_every, keep_checkpoints=10, quiet=True)
+                         checkpoint_every=checkpoint_every, keep_checkpoints=10, quiet=True,
+                         device="cpu")
     whole = Trainer(model_config, data, config, out_dir=tmp_path / "whole")
     whole.fit()
     Trainer(model_config, data, config, out_dir=tmp_path).fit()
@@ -278,7 +283,7 @@ def test_two_processes_follow_the_one_process_curve(tmp_path):
 
     They are not bitwise equal: the two processes add their gradients in another order.
     """
-    args = ["--steps", "30", "--eval-every", "10", "--dropout", "0"]
+    args = ["--steps", "30", "--eval-every", "10", "--dropout", "0", "--device", "cpu"]
     run(*args, out=tmp_path / "one")
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",

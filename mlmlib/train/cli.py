@@ -101,8 +101,12 @@ def _run(args) -> Trainer:
     trainer = Trainer(model_config, data, config, out_dir=args.out, resume=args.resume,
                       allow_changes=args.allow_changes)
     if trainer.rank == 0:
-        print(f"device: {trainer.device} ({trainer.world_size} process"
-              f"{'es' if trainer.world_size > 1 else ''}), {trainer.model.num_parameters():,} "
+        processes = f"{trainer.world_size} process{'es' if trainer.world_size > 1 else ''}"
+        if trainer.distributed:  # the backend that averages the gradients: nccl or gloo
+            import torch.distributed as dist
+
+            processes += f", {dist.get_backend()}"
+        print(f"device: {trainer.device} ({processes}), {trainer.model.num_parameters():,} "
               "parameters", flush=True)
     history = trainer.fit()
     if trainer.rank == 0:

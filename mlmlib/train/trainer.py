@@ -135,17 +135,23 @@ class Trainer:
         if self.config.checkpoint_every and self.out_dir is None:
             raise ValueError(f"checkpoint_every={self.config.checkpoint_every} but there is no "
                              "out_dir to write the checkpoints to")
-        self.distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
+        # under torchrun (which sets WORLD_SIZE and MASTER_ADDR), even with one process
+        self.distributed = "WORLD_SIZE" in os.environ and "MASTER_ADDR" in os.environ
+        self.device = pick_device(self.config.device)
         if self.distributed and not dist.is_initialized():
-            backend = "nccl" if torch.cuda.is_available() else "gloo"
-            dist.init_process_group(backend)
+            local = int(os.environ.get("LOCAL_WORLD_SIZE", os.environ["WORLD_SIZE"]))
+            if self.device.type == "cuda" and local > torch.cuda.device_count():
+                raise ValueError(
+                    f"{local} processes on this machine but {torch.cuda.device_count()} "
+                    "GPU(s): NCCL needs a GPU for each process; start fewer processes "
+                    "(--nproc_per_node) or train on the CPU (device 'cpu')")
+            dist.init_process_group("nccl" if self.device.type == "cuda" else "gloo")
         self.rank = dist.get_rank() if self.distributed else 0
         self.world_size = dist.get_world_size() if self.distributed else 1
         if self.config.batch_size % self.world_size:
             raise ValueError(f"batch_size {self.config.batch_size} must divide evenly over "
                              f"{self.world_size} processes")
         latest = prepare_out_dir(self.out_dir, resume, write=self.rank == 0)
-        self.device = pick_device(self.config.device)
         if self.distributed and self.device.type == "cuda":
             self.device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
             torch.cuda.set_device(self.device)
@@ -199,12 +205,14 @@ class Trainer:
         """This run's checkpoint files, oldest first."""
         return checkpoints_in(self.out_dir)
 
-    def _rng_states(self) -> list[torch.Tensor]:
-        state = torch.get_rng_state()
+    def _rng_states(self) -> list[tuple[torch.Tensor, torch.Tensor | None]]:
+        """Every process's dropout stream: the CPU generator's state, and the GPU's on CUDA."""
+        cuda = torch.cuda.get_rng_state(self.device) if self.device.type == "cuda" else None
+        state = (torch.get_rng_state(), cuda)
         if not self.distributed:
             return [state]
         states = [None] * self.world_size
-        dist.all_gather_object(states, state)  # every process's dropout stream
+        dist.all_gather_object(states, state)
         return states
 
     def save_history(self) -> Path | None:
@@ -226,7 +234,8 @@ class Trainer:
             "history": self.history,
             "pending_losses": self._pending,
             "seen_tokens": self._seen_tokens,
-            "rng": {"torch": rng, "data": self.data_rng.get_state()},
+            "rng": {"torch": [cpu for cpu, _ in rng], "cuda": [gpu for _, gpu in rng],
+                    "data": self.data_rng.get_state()},
             "model_config": asdict(self.model_config),
             "train_config": asdict(self.config),
             "data": self.data_fingerprint,
@@ -328,6 +337,10 @@ class Trainer:
         self.data_rng.set_state(state["rng"]["data"])
         states = state["rng"]["torch"]
         torch.set_rng_state(states[self.rank] if self.rank < len(states) else states[0])
+        gpu = state["rng"].get("cuda") or [None]  # absent in older checkpoints
+        gpu = gpu[self.rank] if self.rank < len(gpu) else gpu[0]
+        if gpu is not None and self.device.type == "cuda":  # dropout's stream on the GPU
+            torch.cuda.set_rng_state(gpu, self.device)
 
     # ------------------------------------------------------------------ training
 

@@ -1,0 +1,141 @@
+"""Where a training step's time goes: mlmlib's mini BERT and Hugging Face's BertForMaskedLM.
+
+MFU says how much of the matrix-multiply roof a step reaches, not where the rest goes. This
+script profiles full training steps (forward, backward, AdamW) of both models with PyTorch's
+profiler, at the settings of ``bench_train.py`` (the same config, batches and masks), and
+sorts every operator's own time into a few kinds: the matrix products, attention's fused
+kernel, dropout's random masks, LayerNorm, GELU, softmax and the loss, embeddings and
+gathers, the optimizer, and the rest (element-wise adds, copies, reshapes). It prints one
+table with the milliseconds per step and the share of each kind, and the rate the matrix
+products themselves reach (GFLOP/s in their own time), and writes JSON
+(``--json``, default bench/results/profile-<config>-<device>-<dtype>.json).
+
+    python bench/profile_step.py                 # reference config, CPU, fp32, dropout 0.1
+    python bench/profile_step.py --steps 8
+    python bench/profile_step.py --smoke         # a few seconds: checks the script runs
+
+The profiler adds a little time per operator; the shares are what it shows, the speeds on
+the performance page come from ``bench_train.py``, which runs without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench._results import machine, write  # noqa: E402
+from bench.bench_train import CONFIGS, batches, build, flops_per_token, forward  # noqa: E402
+from mlmlib.constants import IGNORE_INDEX  # noqa: E402
+
+# the kind of each operator, by the first pattern its name contains (checked in this order)
+KINDS = [
+    ("optimizer (AdamW)", ("_foreach_", "adamw", "_fused_adam", "lerp")),
+    ("matrix products", ("aten::addmm", "aten::mm", "aten::bmm", "aten::baddbmm")),
+    ("attention kernel", ("scaled_dot_product", "flash_attention", "efficient_attention")),
+    ("dropout", ("bernoulli", "dropout", "rand")),
+    ("LayerNorm", ("layer_norm",)),
+    ("GELU", ("gelu",)),
+    ("softmax and loss", ("softmax", "nll_loss", "cross_entropy", "logsumexp")),
+    ("embeddings and gathers", ("embedding", "index", "gather", "scatter", "masked_select",
+                                "nonzero")),
+]
+OTHER = "the rest: adds, copies, reshapes"
+
+
+def kind_of(name: str) -> str:
+    low = name.lower()
+    for kind, patterns in KINDS:
+        if any(p in low for p in patterns):
+            return kind
+    return OTHER
+
+
+def profile_steps(model, optimizer, data, bf16: bool, device) -> dict[str, float]:
+    """Each kind's own time in ms per step, over the steps in ``data`` (after one warm-up)."""
+    def step(ids, mask, labels):
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+            loss = forward(model, ids, mask, labels).loss
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+
+    step(*data[0])
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for batch in data[1:]:
+            step(*batch)
+    per_kind: dict[str, float] = {}
+    for event in prof.key_averages():
+        if event.key.startswith(("Optimizer.", "ProfilerStep", "autograd::engine")):
+            continue  # annotations that enclose other operators: their own time is near 0
+        kind = kind_of(event.key)
+        per_kind[kind] = per_kind.get(kind, 0.0) + event.self_cpu_time_total / 1000
+    n = len(data) - 1
+    return {k: v / n for k, v in per_kind.items()}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--config", choices=list(CONFIGS), default="reference")
+    p.add_argument("--steps", type=int, default=6, help="profiled steps (after one warm-up)")
+    p.add_argument("--no-dropout", action="store_true", help="both models without dropout")
+    p.add_argument("--smoke", action="store_true", help="tiny and quick: check the script")
+    p.add_argument("--json", default=None)
+    args = p.parse_args(argv)
+    if args.smoke:
+        args.config, args.steps = "smoke", 2
+    device = torch.device("cpu")
+    dropout = 0.0 if args.no_dropout else 0.1
+    ours, theirs, (v, d, layers, i, t, b) = build(args.config, dropout)
+    if args.no_dropout:
+        theirs.config.hidden_dropout_prob = theirs.config.attention_probs_dropout_prob = 0.0
+        for module in theirs.modules():
+            if isinstance(module, torch.nn.Dropout):
+                module.p = 0.0
+    data = batches(v, t, b, args.steps + 1)
+    masked_share = float((data[0][2] != IGNORE_INDEX).float().mean())
+    result = {"benchmark": "profile", "config": args.config, "device": "cpu", "dtype": "fp32",
+              "dropout": dropout, "steps": args.steps, "machine": machine(device), "sides": {}}
+    tables = {}
+    for name, model, score_all in (("mlmlib", ours, False), ("transformers", theirs, True)):
+        model.train()
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        start = time.perf_counter()
+        per_kind = profile_steps(model, optimizer, data, False, device)
+        wall = (time.perf_counter() - start) / (args.steps + 1) * 1000
+        flops = flops_per_token(v, d, layers, i, t, masked_share, score_all) * b * t
+        matmul_ms = per_kind.get("matrix products", 0.0) + per_kind.get("attention kernel", 0.0)
+        tables[name] = per_kind
+        result["sides"][name] = {
+            "ms_per_step": per_kind, "profiled_ms_per_step": sum(per_kind.values()),
+            "wall_ms_per_step_with_profiler": wall, "flops_per_step": flops,
+            "matmul_gflops_in_own_time": flops / (matmul_ms / 1000) / 1e9 if matmul_ms else None}
+    order = [k for k, _ in KINDS[1:]] + [KINDS[0][0], OTHER]
+    print(f"{args.config} config, CPU, fp32, dropout {dropout}; own time per training step, "
+          f"mean of {args.steps} profiled steps")
+    print(f"{'kind':36s} {'mlmlib ms':>10s} {'share':>6s} {'transformers ms':>16s} {'share':>6s}")
+    totals = {n: sum(t.values()) for n, t in tables.items()}
+    for kind in order:
+        a, c = tables["mlmlib"].get(kind, 0.0), tables["transformers"].get(kind, 0.0)
+        print(f"{kind:36s} {a:10.1f} {a / totals['mlmlib']:6.1%} {c:16.1f} "
+              f"{c / totals['transformers']:6.1%}")
+    print(f"{'total':36s} {totals['mlmlib']:10.1f} {'':6s} {totals['transformers']:16.1f}")
+    for name, side in result["sides"].items():
+        rate = side["matmul_gflops_in_own_time"]
+        print(f"{name}: the model's FLOPs over the matrix products' own time: "
+              f"{rate:,.0f} GFLOP/s" if rate else f"{name}: no matrix products seen")
+    if not args.smoke or args.json:
+        write(result, f"profile-{args.config}-cpu-fp32{'-nodropout' if args.no_dropout else ''}",
+              args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
