@@ -78,18 +78,21 @@ def _without(argv: list[str], flags: tuple[str, ...]) -> list[str]:
     return out
 
 
-def separate_processes(script: str, argv: list[str], runs: int) -> list[dict]:
+def separate_processes(script: str, argv: list[str], runs: int, each=None) -> list[dict]:
     """Run ``script`` with ``argv`` as ``runs`` separate processes, one after the other; their
     results. Repetitions inside one process share its warm caches, its memory layout and its
-    thread placement, so a ratio is only trusted when it holds across processes too."""
-    argv = _without(argv, ("--runs", "--json"))
+    thread placement, so a ratio is only trusted when it holds across processes too.
+    ``each(r)``, if given, returns options of the r-th process's own (a seed, say), which
+    replace the same options in ``argv``."""
+    own = each(0) if each else []
+    argv = _without(argv, ("--runs", "--json", *(a for a in own if a.startswith("--"))))
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(runs):
             print(f"--- process {r + 1} of {runs}", flush=True)
             out = Path(tmp) / f"run-{r}.json"
-            subprocess.run([sys.executable, script, *argv, "--runs", "1", "--json", str(out)],
-                           check=True)
+            subprocess.run([sys.executable, script, *argv, *(each(r) if each else []),
+                            "--runs", "1", "--json", str(out)], check=True)
             results.append(json.loads(out.read_text()))
     return results
 
@@ -100,3 +103,19 @@ def spread(values: list[float]) -> dict:
     mid = len(ordered) // 2
     median = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
     return {"median": median, "min": ordered[0], "max": ordered[-1], "runs": list(values)}
+
+
+def across(results: list[dict]) -> dict:
+    """Several processes' results of one benchmark as one: the first one's settings, every
+    process's whole result under ``runs``, and the ratio and each side's figures (median
+    speed, MFU, eval losses: whichever it has) as spreads across the processes."""
+    first = results[0]
+    out = {k: v for k, v in first.items() if k not in ("implementations", "ratio")}
+    out["processes"] = len(results)
+    out["runs"] = results
+    out["ratio"] = spread([r["ratio"] for r in results])
+    out["implementations"] = {
+        name: {key: spread([r["implementations"][name][key] for r in results])
+               for key in ("median", "mfu", "eval_loss", "eval_loss_step0") if key in impl}
+        for name, impl in first["implementations"].items()}
+    return out

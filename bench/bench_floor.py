@@ -22,11 +22,12 @@ at rate 0.15 whatever rate a side trains with. The two alternate in one process,
 steps at a time; after each chunk that side is evaluated with its clock stopped, so the times
 are training time only. A side stops when it is within 2%, at the end of its schedule, or
 (``transformers`` only) after ``--hf-limit`` seconds of training; a target not reached is
-reported as "> the time trained", a lower bound. Each seed (``--seeds``) changes both sides'
-initial weights, batches and masks; the table gives medians and min-max over seeds.
+reported as "> the time trained", a lower bound. Each seed changes both sides' initial
+weights, batches and masks; by default 3 separate processes (``--runs``) train one seed each
+(``--seeds`` per process), and the table gives medians and min-max over all the seeds.
 
-    python bench/bench_floor.py                    # 3 seeds on the CPU (~7 minutes on 2 cores)
-    python bench/bench_floor.py --seeds 5 --hf-limit 400
+    python bench/bench_floor.py                    # 3 processes, a seed each (~7 minutes)
+    python bench/bench_floor.py --runs 5 --hf-limit 400
     python bench/bench_floor.py --smoke            # a few seconds: checks the script runs
 
 It prints the table and writes JSON (``--json``, default bench/results/floor.json) with the
@@ -48,7 +49,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._results import machine, write  # noqa: E402
+from bench._results import machine, separate_processes, write  # noqa: E402
 from mlmlib.constants import IGNORE_INDEX  # noqa: E402
 from mlmlib.hf import _hf_config  # noqa: E402
 from mlmlib.model import BertConfig, BertOutput  # noqa: E402
@@ -193,7 +194,11 @@ def summarise(runs: list[dict]) -> dict:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (each: both sides)")
+    p.add_argument("--seeds", type=int, default=1,
+                   help="seeds in each process (each: both sides)")
+    p.add_argument("--first-seed", type=int, default=0, help="the first process's first seed")
+    p.add_argument("--runs", type=int, default=3,
+                   help="separate processes, one after the other, each with its own seeds")
     p.add_argument("--every", type=int, default=25,
                    help="steps per chunk: the two sides alternate, evaluated after each chunk")
     p.add_argument("--hf-limit", type=float, default=240.0,
@@ -203,9 +208,11 @@ def main(argv=None) -> int:
     p.add_argument("--device", default="cpu")
     p.add_argument("--smoke", action="store_true", help="tiny and quick: check the script")
     p.add_argument("--json", default=None)
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = p.parse_args(argv)
     if args.smoke:
-        args.seeds, args.every, args.hf_steps, args.hf_limit = 2, 3, 6, 30.0
+        args.every, args.hf_steps, args.hf_limit = 3, 6, 30.0
+        args.runs = min(args.runs, 2)
     import transformers
 
     transformers.logging.set_verbosity_error()
@@ -215,11 +222,17 @@ def main(argv=None) -> int:
     floor = world.bayes_loss(eval_sentences, eval_masks)
     targets = int((data.eval.labels != IGNORE_INDEX).sum())
     device = torch.device(args.device)
+    seeds = args.seeds * args.runs
     print(f"floor {floor:.4f} ({n_eval:,} eval sentences, {targets:,} targets); "
-          f"{args.seeds} seeds, {device}, training time only", flush=True)
+          f"{seeds} seeds in {args.runs} process(es), {device}, training time only", flush=True)
 
     runs, settings = [], {}
-    for seed in range(args.seeds):
+    if args.runs > 1:  # each process its own seeds, one after the other
+        results = separate_processes(__file__, argv, args.runs, each=lambda r: [
+            "--seeds", str(args.seeds), "--first-seed", str(args.first_seed + r * args.seeds)])
+        runs = [run for result in results for run in result["runs"]]
+        settings = {k: v for k, v in results[0]["settings"].items() if k in SIDES}
+    for seed in range(args.first_seed, args.first_seed + args.seeds) if args.runs == 1 else ():
         sides = run_seed(args, data, floor, seed)
         settings = settings or {name: {"model": asdict(side.trainer.model_config),
                                        "train": asdict(side.trainer.config)}
@@ -267,7 +280,8 @@ def main(argv=None) -> int:
               "data": {"world": "ToyWorld()", "toy_data_seed": 0, "train_sentences": n_train,
                        "eval_sentences": n_eval, "eval_targets": targets,
                        "eval": "100% [MASK], rate 0.15 (BERT's exact count per row)"},
-              "settings": {"seeds": args.seeds, "every": args.every, "hf_limit_s": args.hf_limit,
+              "settings": {"seeds": len(runs), "processes": args.runs, "every": args.every,
+                           "hf_limit_s": args.hf_limit,
                            "clock": "training steps only; evaluations off the clock",
                            **settings},
               "runs": runs, "summary": summary,

@@ -2,9 +2,10 @@
 
 End to end from token ids: each side gets the same 32 lists of 128 ids and returns masked
 input ids and labels (mlm_probability 0.15, 80/10/10). Measured as batches per second, A and
-B alternating, median and min-max over repetitions.
+B alternating, median and min-max over repetitions; the whole run is repeated as ``--runs``
+separate processes (3), and the ratio is reported with its spread across them.
 
-    python bench/bench_masking.py            # prints a table, writes bench/results/masking.json
+    python bench/bench_masking.py            # 3 separate processes; bench/results/masking.json
     python bench/bench_masking.py --smoke    # a second or two: checks the script runs
 """
 
@@ -22,7 +23,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._results import machine, write  # noqa: E402
+from bench._results import across, machine, separate_processes, write  # noqa: E402
 from mlmlib.masking import mask_tokens  # noqa: E402
 from mlmlib.tokenizer import SPECIAL_TOKENS  # noqa: E402
 
@@ -35,8 +36,20 @@ def main(argv=None) -> int:
     p.add_argument("--reps", type=int, default=7)
     p.add_argument("--seconds", type=float, default=0.5, help="time per measurement")
     p.add_argument("--smoke", action="store_true")
+    p.add_argument("--runs", type=int, default=3,
+                   help="separate processes, one after the other (the spread across them is "
+                        "reported)")
     p.add_argument("--json", default=None)
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = p.parse_args(argv)
+    if args.runs > 1:
+        out = across(separate_processes(__file__, argv, args.runs))
+        r = out["ratio"]
+        print(f"\nacross {args.runs} separate processes: ratio {r['median']:.1f}x "
+              f"({r['min']:.1f}-{r['max']:.1f})")
+        if not args.smoke or args.json:
+            write(out, "masking", args.json)
+        return 0
     if args.smoke:
         args.reps, args.seconds = 2, 0.05
     from transformers import BertTokenizerFast, DataCollatorForLanguageModeling

@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench._results import (  # noqa: E402
+    across,
     bf16_is_native,
     machine,
     separate_processes,
@@ -45,6 +46,7 @@ from mlmlib.constants import IGNORE_INDEX  # noqa: E402
 from mlmlib.masking import mask_tokens  # noqa: E402
 from mlmlib.model import BertConfig, MiniBert  # noqa: E402
 
+SIDES = ("mlmlib", "transformers")
 CONFIGS = {  # (vocab, hidden, layers, heads, intermediate, sequence, batch)
     "base": (30522, 768, 12, 12, 3072, 128, 64),  # BERT-base's shape: for a GPU
     "reference": (8192, 256, 4, 4, 1024, 128, 32),
@@ -251,21 +253,11 @@ def across_processes(results: list[dict]) -> dict:
     each side does (mlmlib scores only the masked positions) and the MFU, the speed per FLOP:
     ratio = (transformers' FLOPs / mlmlib's) x (mlmlib's MFU / transformers').
     """
-    first = results[0]
-    out = {k: v for k, v in first.items() if k not in ("implementations", "ratio", "machine")}
-    out["machine"] = first["machine"]
-    out["processes"] = len(results)
+    out = across(results)
     out["roof_gflops"] = spread([r["roof_gflops"] for r in results])
-    out["ratio"] = spread([r["ratio"] for r in results])
-    impls = {name: [r["implementations"][name] for r in results]
-             for name in first["implementations"]}
-    out["implementations"] = {
-        name: {"median": spread([x["median"] for x in runs]),
-               "mfu": spread([x["mfu"] for x in runs]),
-               "flops_per_token": runs[0]["flops_per_token"],
-               "tokens_per_s": [x["tokens_per_s"] for x in runs]}
-        for name, runs in impls.items()}
-    ours, theirs = impls["mlmlib"], impls["transformers"]
+    ours, theirs = ([r["implementations"][n] for r in results] for n in SIDES)
+    for name, runs in zip(SIDES, (ours, theirs), strict=True):
+        out["implementations"][name]["flops_per_token"] = runs[0]["flops_per_token"]
     out["flops_ratio"] = theirs[0]["flops_per_token"] / ours[0]["flops_per_token"]
     out["mfu_ratio"] = spread([a["mfu"] / b["mfu"] for a, b in zip(ours, theirs, strict=True)])
     out["mfu_points"] = spread([100 * (a["mfu"] - b["mfu"])
@@ -307,14 +299,28 @@ def main(argv=None) -> int:
     p.add_argument("--json", default=None)
     argv = sys.argv[1:] if argv is None else list(argv)
     args = p.parse_args(argv)
+    if args.runs > 1:
+        results = separate_processes(__file__, argv, args.runs)
+        device = torch.device(args.device)
+        if args.recipe:
+            out = across(results)
+            r, ours, theirs = out["ratio"], *(out["implementations"][n] for n in SIDES)
+            print(f"\nacross {args.runs} separate processes: speed ratio {r['median']:.2f}x "
+                  f"({r['min']:.2f}-{r['max']:.2f}); eval loss mlmlib "
+                  f"{ours['eval_loss']['median']:.4f} ({ours['eval_loss']['min']:.4f}-"
+                  f"{ours['eval_loss']['max']:.4f}), transformers "
+                  f"{theirs['eval_loss']['median']:.4f} ({theirs['eval_loss']['min']:.4f}-"
+                  f"{theirs['eval_loss']['max']:.4f})")
+            name = f"train-recipe-{device.type}"
+        else:
+            out = across_processes(results)
+            report(out)
+            name = result_name(args, device)
+        if not args.smoke or args.json:
+            write(out, name, args.json)
+        return 0
     if args.recipe:
         return recipe(args)
-    if args.runs > 1:
-        out = across_processes(separate_processes(__file__, argv, args.runs))
-        report(out)
-        if not args.smoke or args.json:
-            write(out, result_name(args, torch.device(args.device)), args.json)
-        return 0
     if args.smoke:
         args.config, args.reps, args.steps = "smoke", 2, 1
     device = torch.device(args.device)
@@ -341,8 +347,10 @@ def main(argv=None) -> int:
         for j, name in enumerate(optimizers):
             chunk = data[(2 * r + j + 2) * k:(2 * r + j + 3) * k]
             rates[name].append(measure(name, chunk))
-        roofs.append(matmul_roof(device, roof_dtype, 0.05 if args.smoke else 0.3))
-    roof = max([*roofs, matmul_roof(device, roof_dtype, 0.2 if args.smoke else 1.0)])
+        # a GPU runs thousands of products in 0.05 s: enough for its best rate
+        short = args.smoke or device.type == "cuda"
+        roofs.append(matmul_roof(device, roof_dtype, 0.05 if short else 0.3))
+    roof = max([*roofs, matmul_roof(device, roof_dtype, 0.2 if short else 1.0)])
     masked_share = float((data[0][2] != IGNORE_INDEX).float().mean())
     flops = {"mlmlib": flops_per_token(v, d, layers, i, t, masked_share, score_all=False),
              "transformers": flops_per_token(v, d, layers, i, t, masked_share, score_all=True)}

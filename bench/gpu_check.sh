@@ -14,7 +14,7 @@
 #   2. bench_train.py --device cuda --dtype bf16 against Hugging Face's BertForMaskedLM, the
 #      reference shape and BERT-base's, each as 3 separate processes;
 #   3. bench_floor.py --device cuda: the toy world's recipe to within 2% of its exact floor
-#      (and Hugging Face's defaults beside it), 3 seeds;
+#      (and Hugging Face's defaults beside it), 3 separate processes of one seed each;
 #   4. beside 1, the library's own test suites with the GPU visible (wherever a test leaves the
 #      device to "auto", it trains on the GPU).
 # Then bench/results/gpu-check.json says what passed, with the machine and the seconds each took.
@@ -87,7 +87,7 @@ copy "$RESULTS/train-reference-cuda-bf16.json"
 part "train base bf16" 180 "$PY" bench/bench_train.py --device cuda --dtype bf16 \
     --config base --runs 3 --reps 3 --steps 5
 copy "$RESULTS/train-base-cuda-bf16.json"
-part "toy world to its floor" 240 "$PY" bench/bench_floor.py --device cuda --seeds 3 --hf-limit 20 \
+part "toy world to its floor" 240 "$PY" bench/bench_floor.py --device cuda --hf-limit 20 \
     --json "$RESULTS/floor-cuda.json"
 copy "$RESULTS/floor-cuda.json"
 

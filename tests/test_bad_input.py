@@ -22,6 +22,7 @@ from mlmlib.corpora import (
     mask_batch,
     nsp_rows,
     pack_rows,
+    paragraphs_of,
     sentences_of,
     split_documents,
     tokens_of,
@@ -40,8 +41,10 @@ from mlmlib.exercises import (
     check_pointwise_information,
     check_random_branch_probability,
     check_softmax,
+    check_speed_ratio,
     check_total_loss,
 )
+from mlmlib.exercises.edition import answer_key, student_cells
 from mlmlib.loss import log_softmax, mlm_loss, neg_log, nsp_loss, slot_loss, softmax
 from mlmlib.masking import (
     bert_count,
@@ -423,6 +426,9 @@ CORPORA = [
     case(lambda: nsp_rows([[[5, 2**63]], [[6], [7]]], 8, SPECIAL, 0), ValueError,
          "documents[0][0]", str(2**63), id="nsp_rows-id-beyond-int64"),
     case(lambda: load_text(["a.txt"]), TypeError, "path", id="load_text-list"),
+    case(lambda: paragraphs_of(None), TypeError, "text", "str", id="paragraphs_of-None"),
+    case(lambda: paragraphs_of(["one", "two"]), TypeError, "text", "list",
+         id="paragraphs_of-list"),
 ]
 
 
@@ -592,6 +598,10 @@ EXERCISES = [
     case(lambda: check_direction("higher", NAN, 2.0), ValueError, "before", "finite",
          id="check_direction-before-nan"),
     case(lambda: check_perplexity(2.0, -1.0), ValueError, "loss", id="check_perplexity-negative"),
+    case(lambda: check_speed_ratio(1.5, 0.0, 1.0), ValueError, "flops_ratio",
+         id="check_speed_ratio-zero-flops"),
+    case(lambda: check_speed_ratio(1.5, 1.5, "fast"), TypeError, "mfu_ratio",
+         id="check_speed_ratio-text"),
     case(lambda: check_perplexity(2.0, 1000.0), ValueError, "loss", "700",
          id="check_perplexity-overflow"),
     case(lambda: check_excess_loss(1.0, 2.0, 0.0), ValueError, "floor", "(0, inf]",
@@ -604,6 +614,12 @@ EXERCISES = [
          id="check_pmi-str"),
     case(lambda: check_pointwise_information(1.0, 0.5, 0.2, 0.3), ValueError, "p_joint",
          "cannot exceed", id="check_pmi-joint-above-marginal"),
+    case(lambda: student_cells("# a notebook"), TypeError, "cells", "list of cells",
+         id="student_cells-str"),
+    case(lambda: student_cells([{"source": "x"}]), ValueError, "cells[0]", "cell_type",
+         id="student_cells-not-a-cell"),
+    case(lambda: answer_key([[]]), TypeError, "chapters", "map", id="answer_key-list"),
+    case(lambda: answer_key({"a": "text"}), TypeError, "chapters['a']", id="answer_key-str"),
 ]
 
 

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.parametrize("script", ["bench_train.py", "bench_train.py --recipe",
                                     "bench_masking.py", "bench_book.py", "bench_floor.py",
-                                    "bench_encoder.py"])
+                                    "bench_encoder.py", "profile_step.py"])
 def test_benchmark_smoke_run(script):
     name, *flags = script.split()
     result = subprocess.run([sys.executable, str(ROOT / "bench" / name), "--smoke", *flags],

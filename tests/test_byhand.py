@@ -1,5 +1,8 @@
 """The NumPy forward pass by hand equals MiniBert: its scores and every intermediate."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -307,3 +310,14 @@ NO_CONFIG = {n: a for n, a in W.items() if n != "config"}
 )
 def test_bad_input_byhand(refuses, call, error, words):
     refuses(call, error, *words)
+
+
+def test_the_by_hand_softmax_is_step_4s_and_byhand_never_imports_torch():
+    g = np.random.default_rng(0)
+    for scores in (g.normal(size=7), g.normal(size=(3, 5)) * 30, np.array([[2.0, -1e30, 0.5]])):
+        np.testing.assert_allclose(byhand.softmax(scores), softmax(scores), rtol=1e-12, atol=0)
+    np.testing.assert_allclose(byhand.softmax(np.array([[1.0, 2.0], [3.0, 5.0]]), axis=0),
+                               softmax(np.array([[1.0, 2.0], [3.0, 5.0]]), dim=0), rtol=1e-12)
+    code = "import sys, mlmlib.byhand.forward; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"  # the chapter's "nothing but NumPy"

@@ -274,6 +274,19 @@ def test_check_perplexity():
     assert "minus the loss" in str(check_perplexity(math.exp(-2.0), 2.0))
 
 
+def test_check_speed_ratio():
+    from mlmlib.exercises import check_speed_ratio
+
+    assert check_speed_ratio(1.49 * 1.02, 1.49, 1.02)
+    assert check_speed_ratio(1.52, 1.49, 1.02)  # two decimals are enough
+    assert "adds" in str(check_speed_ratio(2.51, 1.49, 1.02))
+    assert "divides the FLOPs" in str(check_speed_ratio(1.49 / 1.02, 1.49, 1.02))
+    assert "divides the MFU" in str(check_speed_ratio(1.02 / 1.49, 1.49, 1.02))
+    assert "FLOPs ratio alone" in str(check_speed_ratio(1.49, 1.49, 1.02))
+    assert "MFU ratio alone" in str(check_speed_ratio(1.02, 1.49, 1.02))
+    assert "Not answered" in str(check_speed_ratio(None, 1.49, 1.02))
+
+
 def test_check_excess_loss():
     from mlmlib.exercises import check_excess_loss
 

@@ -348,3 +348,26 @@ def test_when_both_checkpoints_are_damaged_the_error_says_so(toy, tmp_path):
         path.write_bytes(path.read_bytes()[:-10])
     with pytest.raises(CheckpointError, match="is damaged too"):
         Trainer(model_config, data, config, out_dir=tmp_path, resume=True)
+
+
+def test_a_single_txt_file_is_split_into_paragraphs_and_trains(tmp_path):
+    """The README's "a .txt file": one file becomes one document per paragraph (one held out
+    for evaluation), and the command line trains on it."""
+    from mlmlib.train import text_data
+
+    paragraphs = [f"The {a} sat on the {b}. It was {c} and the {b} was warm."
+                  for a, b, c in zip(["cat", "dog", "bird", "fox", "cow"] * 4,
+                                     ["mat", "rug", "bed", "sofa", "chair"] * 4,
+                                     ["happy", "tired", "calm", "old", "young"] * 4, strict=True)]
+    story = tmp_path / "story.txt"
+    story.write_text("\n\n".join(paragraphs) + "\n")
+    data, wordpiece = text_data(str(story), vocab_size=120, max_len=24)
+    train_rows, eval_rows = len(data.rows.input_ids), len(data.eval.input_ids)
+    assert eval_rows >= 1 and train_rows >= 10  # 20 paragraphs: 2 held out, 18 packed
+    assert wordpiece.encode("the cat sat") == [wordpiece.ids[w] for w in ("the", "cat", "sat")]
+    result = subprocess.run(cli("--data", str(story), "--vocab-size", "120", "--max-len", "24",
+                                "--steps", "4", "--warmup", "1", "--eval-every", "2",
+                                "--batch-size", "8"),
+                            cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "step 4: eval loss" in result.stdout

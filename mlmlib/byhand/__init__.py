@@ -37,6 +37,7 @@ from mlmlib.byhand.forward import (
     linear,
     mlm_head,
     multi_head,
+    softmax,
     split_heads,
     weights_of,
     without_positions,
@@ -45,5 +46,5 @@ from mlmlib.byhand.forward import (
 __all__ = ["HIDDEN", "ablation_verdict", "attention_head", "attention_scores",
            "attention_weights", "block", "embed", "feed_forward", "fill_biases", "forward",
            "gelu", "gelu_tanh", "hf_logits", "largest_differences", "layer_norm", "linear",
-           "mlm_head", "model_intermediates", "multi_head", "range_verdict", "split_heads",
-           "weights_of", "without_positions"]
+           "mlm_head", "model_intermediates", "multi_head", "range_verdict", "softmax",
+           "split_heads", "weights_of", "without_positions"]

@@ -1,9 +1,10 @@
 r"""mlmlib.byhand.forward - the mini BERT's forward pass written out by hand in NumPy, step by step.
 
 Does: compute what :class:`mlmlib.model.MiniBert` computes, for one sentence, with nothing but
-NumPy (and :func:`mlmlib.loss.softmax`), in small functions, one per step of the encoder
+NumPy, in small functions, one per step of the encoder
 chapter: the embeddings (token + position + segment, then LayerNorm), one attention head
-(queries, keys, values, the scaled scores, the softmax over the keys with padding masked out,
+(queries, keys, values, the scaled scores, the softmax over the keys with padding masked out
+(:func:`softmax`, Step 4's, written again in NumPy),
 the weighted sum of the values), several heads and the output projection, the residual sums
 and LayerNorms, the feed-forward block with the exact GELU (and :func:`gelu_tanh`, the
 approximation in Google's code, for comparison), a stack of blocks, and the masked-LM head.
@@ -28,11 +29,9 @@ import numbers
 
 import numpy as np
 
-from mlmlib.loss import softmax
-
 __all__ = ["HIDDEN", "attention_head", "attention_scores", "attention_weights", "block", "embed",
            "feed_forward", "forward", "gelu", "gelu_tanh", "layer_norm", "linear", "mlm_head",
-           "multi_head", "split_heads", "weights_of", "without_positions"]
+           "multi_head", "softmax", "split_heads", "weights_of", "without_positions"]
 
 
 HIDDEN = -1e30  # the score given to a padded key: exp(HIDDEN - max) is exactly 0.0
@@ -176,6 +175,16 @@ def attention_scores(q, k) -> np.ndarray:
     return q @ k.T / math.sqrt(q.shape[1])  # (T, T)
 
 
+# softmax(s)_j = exp(s_j - m) / sum_j' exp(s_j' - m),  m = max_j s_j: Step 4's softmax (taking
+# the largest score m away first changes no weight, and keeps exp from overflowing)
+def softmax(scores, axis: int = -1) -> np.ndarray:
+    s = _array(scores, "scores")
+    if s.ndim == 0:
+        raise ValueError("scores must hold at least one number per row, got a single number")
+    z = np.exp(s - s.max(axis=axis, keepdims=True))
+    return z / z.sum(axis=axis, keepdims=True)
+
+
 # A[i, :] = softmax over the keys j of S[i, j], with padded keys set to -infinity (weight 0)
 def attention_weights(scores, keep=None) -> np.ndarray:
     scores = _array(scores, "scores", ndim=2)  # (T, T)
@@ -183,7 +192,7 @@ def attention_weights(scores, keep=None) -> np.ndarray:
         raise ValueError(f"scores must be square (T, T), got {scores.shape}")
     keep = _keep(keep, scores.shape[1])  # (T,): one flag per key
     masked = np.where(keep[None, :], scores, HIDDEN)  # (T, T): padded columns hidden
-    return softmax(masked, dim=-1)  # (T, T): every row sums to 1
+    return softmax(masked, axis=-1)  # (T, T): every row sums to 1
 
 
 # head(X) = A V  with  Q = X Wq^T + bq,  K = X Wk^T + bk,  V = X Wv^T + bv

@@ -46,6 +46,7 @@ from mlmlib.exercises.training import (
     check_excess_loss,
     check_parameter_count,
     check_perplexity,
+    check_speed_ratio,
 )
 from mlmlib.exercises.walkthrough import (
     check_empty_loss,
@@ -92,5 +93,6 @@ __all__ = [
     "check_seed_gap",
     "check_slot_loss",
     "check_softmax",
+    "check_speed_ratio",
     "check_total_loss",
 ]

@@ -43,6 +43,18 @@ EXERCISE = re.compile(r"````\{exercise\}[^\n]*\n:label:\s*(?P<label>[\w-]+)\n(?P
 NOTE = "*(The solution is in the answer key.)*"
 
 
+def _check_cells(cells, name: str) -> list[dict]:
+    """``cells`` as a notebook's list of cells, each a dict with a cell_type and a source."""
+    if isinstance(cells, str | bytes | dict) or not isinstance(cells, list | tuple):
+        raise TypeError(f"{name} must be a notebook's list of cells (nb['cells']), got "
+                        f"{type(cells).__name__}")
+    for i, cell in enumerate(cells):
+        if not isinstance(cell, dict) or "cell_type" not in cell or "source" not in cell:
+            raise ValueError(f"{name}[{i}] is not a notebook cell (a dict with 'cell_type' and "
+                             f"'source'), got {str(cell)[:60]!r}")
+    return list(cells)
+
+
 def _text(cell: dict) -> str:
     source = cell["source"]
     return "".join(source) if isinstance(source, list) else source
@@ -50,6 +62,7 @@ def _text(cell: dict) -> str:
 
 def student_cells(cells: list[dict]) -> list[dict]:
     """The cells without their solutions (a note where each was) and without outputs."""
+    cells = _check_cells(cells, "cells")
     out, inside = [], False
     for cell in cells:
         text = _text(cell)
@@ -113,6 +126,11 @@ def answer_key(chapters: dict[str, list[dict]]) -> str:
              "Each exercise of the course with its solution, chapter by chapter. The chapters "
              "themselves show the same solutions in dropdowns; the student edition leaves them "
              "out.", ""]
+    if not isinstance(chapters, dict):
+        raise TypeError("chapters must map each chapter's name to its list of cells, got "
+                        f"{type(chapters).__name__}")
+    chapters = {name: _check_cells(cells, f"chapters[{name!r}]")
+                for name, cells in chapters.items()}
     for name, cells in chapters.items():
         exercises = {m["label"]: m["body"].strip() for cell in cells
                      if cell["cell_type"] == "markdown" for m in EXERCISE.finditer(_text(cell))}

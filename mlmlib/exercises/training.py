@@ -2,7 +2,8 @@
 
 Does: count the weights of a BERT masked-LM model and check a reader's count (training 1),
 check a prediction, "higher" or "lower", against a measurement (training 2), and check the
-perplexity that goes with a loss (training 3).
+perplexity that goes with a loss (training 3), and split a speed-up into its two effects (the
+performance appendix).
 
 Does not: train or measure anything - the chapters pass their measured numbers in - or check
 the walkthrough's and the worked examples' exercises.
@@ -91,3 +92,26 @@ def check_excess_loss(answer, loss: float, floor: float) -> Verdict:
         "positive": -expected,
     }
     return _check_number(answer, expected, mistakes, "eval loss - floor")
+
+
+def check_speed_ratio(answer, flops_ratio: float, mfu_ratio: float) -> Verdict:
+    """Check a number: the speed ratio that a FLOPs ratio and an MFU ratio give together.
+
+    Tokens per second are FLOP/s divided by FLOPs per token, and FLOP/s is MFU times the roof,
+    so speed_a / speed_b = (flops_b / flops_a) x (mfu_a / mfu_b): the two effects multiply.
+    """
+    flops_ratio = _setting(flops_ratio, "flops_ratio", 0, above=True)
+    mfu_ratio = _setting(mfu_ratio, "mfu_ratio", 0, above=True)
+    expected = flops_ratio * mfu_ratio
+    mistakes = {
+        "that adds the two ratios; each one multiplies the speed, so multiply them":
+            flops_ratio + mfu_ratio,
+        "that divides the FLOPs ratio by the MFU ratio; a higher MFU makes a step faster, so "
+        "multiply": flops_ratio / mfu_ratio,
+        "that divides the MFU ratio by the FLOPs ratio; fewer FLOPs make a step faster, so "
+        "multiply": mfu_ratio / flops_ratio,
+        "that is the FLOPs ratio alone; the speed per FLOP (the MFU ratio) counts too":
+            flops_ratio,
+        "that is the MFU ratio alone; doing fewer FLOPs (the FLOPs ratio) counts too": mfu_ratio,
+    }
+    return _check_number(answer, expected, mistakes, "FLOPs ratio x MFU ratio", tol=5e-3)
