@@ -11,6 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from mlmlib.model import BertConfig
+from mlmlib.toyworld import ToyWorld
+from mlmlib.train import toy_data
+
 LIB = Path(__file__).resolve().parent.parent / "mlmlib"
 
 
@@ -30,3 +34,12 @@ def _refuses(call, error, *words, inside_mlmlib=True):
 def refuses():
     """``refuses(call, error, *words)``: see the module docstring."""
     return _refuses
+
+
+@pytest.fixture(scope="module")
+def toy():
+    """A small toy-world training set and a one-block model config for it (the trainer tests)."""
+    data, vocab, _, _ = toy_data(ToyWorld(), n_train=2000, n_eval=200, seed=0)
+    model_config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_layers=1, num_heads=2,
+                              intermediate_size=128, max_position=22)
+    return data, model_config

@@ -25,8 +25,7 @@ import torch
 from mlmlib.loss import mlm_loss, nsp_loss
 from mlmlib.masking import choose_positions, mask_tokens
 from mlmlib.model import BertConfig, MiniBert
-from mlmlib.toyworld import ToyWorld
-from mlmlib.train import TrainConfig, Trainer, toy_data
+from mlmlib.train import TrainConfig, Trainer
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
@@ -50,14 +49,6 @@ def batch(seed=0):
     m = mask_tokens(ids, vocab_size=300, mask_token_id=4, special_ids=[0, 1, 2, 3, 4], rng=g,
                     rule="bert")
     return m.input_ids, keep, m.labels
-
-
-@pytest.fixture(scope="module")
-def toy():
-    data, vocab, _, _ = toy_data(ToyWorld(), n_train=2000, n_eval=200, seed=0)
-    model_config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_layers=1, num_heads=2,
-                              intermediate_size=128, max_position=22)
-    return data, model_config
 
 
 def test_the_model_on_the_gpu_gives_the_cpu_numbers():

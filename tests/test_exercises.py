@@ -279,6 +279,8 @@ def test_check_speed_ratio():
 
     assert check_speed_ratio(1.49 * 1.02, 1.49, 1.02)
     assert check_speed_ratio(1.52, 1.49, 1.02)  # two decimals are enough
+    assert check_speed_ratio(1.49 * 1.34, 1.4939, 1.2 * 1.1234)  # from rounded ratios
+    assert not check_speed_ratio(1.95, 1.4939, 1.2 * 1.1234)
     assert "adds" in str(check_speed_ratio(2.51, 1.49, 1.02))
     assert "divides the FLOPs" in str(check_speed_ratio(1.49 / 1.02, 1.49, 1.02))
     assert "divides the MFU" in str(check_speed_ratio(1.02 / 1.49, 1.49, 1.02))

@@ -15,7 +15,6 @@ import pytest
 import torch
 
 from mlmlib.model import BertConfig
-from mlmlib.toyworld import ToyWorld
 from mlmlib.train import (
     CheckpointError,
     DivergedError,
@@ -24,7 +23,6 @@ from mlmlib.train import (
     Trainer,
     pick_device,
     read_checkpoint,
-    toy_data,
     toy_recipe,
 )
 
@@ -55,14 +53,6 @@ def run(*args, out=None):
 
 def without_timing(history):
     return [{k: v for k, v in h.items() if k != "tokens_per_s"} for h in history]
-
-
-@pytest.fixture(scope="module")
-def toy():
-    data, vocab, _, _ = toy_data(ToyWorld(), n_train=2000, n_eval=200, seed=0)
-    model_config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_layers=1, num_heads=2,
-                              intermediate_size=128, max_position=22)
-    return data, model_config
 
 
 def test_training_lowers_the_eval_loss_and_records_a_history(toy):
