@@ -36,11 +36,20 @@ def build(out: Path, config: Path | None) -> float:
     return time.perf_counter() - start
 
 
+def student_edition() -> None:
+    """The site serves the student edition (``make student``): write it if it is missing."""
+    if not (ROOT / "_build" / "student-edition").exists():
+        subprocess.run([sys.executable, "-m", "mlmlib.exercises.edition", "--notebooks",
+                        str(ROOT / "notebooks"), "--out", str(ROOT / "_build" / "student-edition")],
+                       check=True, capture_output=True)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--smoke", action="store_true")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
+    student_edition()
     out = Path(tempfile.mkdtemp(prefix="mlm-book-"))
     try:
         if args.smoke:

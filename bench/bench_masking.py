@@ -42,6 +42,8 @@ def main(argv=None) -> int:
     p.add_argument("--json", default=None)
     argv = sys.argv[1:] if argv is None else list(argv)
     args = p.parse_args(argv)
+    if args.smoke:  # the multi-process path too, but only twice
+        args.runs = min(args.runs, 2)
     if args.runs > 1:
         out = across(separate_processes(__file__, argv, args.runs))
         r = out["ratio"]
