@@ -35,7 +35,7 @@ $(LIVE_STAMP): mlmlib/widgets/live.js mlmlib/widgets/live.py
 ## make student: the student edition (solutions out) and the answer key, in
 ## _build/student-edition/downloads (the site offers them for download)
 student: $(STAMP)
-	$(BIN)/python -m mlmlib.exercises.edition --notebooks notebooks --out _build/student-edition
+	$(BIN)/python -m mlmlib.course.edition --downloads _build/student-edition
 
 ## make book: build the site into _build/html (re-executes only the notebooks that changed)
 book: $(STAMP) $(LIVE_STAMP) student

@@ -39,8 +39,8 @@ def build(out: Path, config: Path | None) -> float:
 def student_edition() -> None:
     """The site serves the student edition (``make student``): write it if it is missing."""
     if not (ROOT / "_build" / "student-edition").exists():
-        subprocess.run([sys.executable, "-m", "mlmlib.exercises.edition", "--notebooks",
-                        str(ROOT / "notebooks"), "--out", str(ROOT / "_build" / "student-edition")],
+        subprocess.run([sys.executable, "-m", "mlmlib.course.edition", "--root", str(ROOT),
+                        "--downloads", str(ROOT / "_build" / "student-edition")],
                        check=True, capture_output=True)
 
 

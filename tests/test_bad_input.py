@@ -6,7 +6,9 @@ cases, the fixes that made valid input work: small integer dtypes give the int64
 ToyWorld as short as its grammar allows, NSP on zero pairs, one-number answers in a list.
 """
 
+import functools
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,6 +30,8 @@ from mlmlib.corpora import (
     tokens_of,
     unigram_baseline,
 )
+from mlmlib.course.book import Book
+from mlmlib.course.edition import answer_key, student_cells
 from mlmlib.exercises import (
     bert_parameter_count,
     check_branch_counts,
@@ -44,7 +48,6 @@ from mlmlib.exercises import (
     check_speed_ratio,
     check_total_loss,
 )
-from mlmlib.exercises.edition import answer_key, student_cells
 from mlmlib.loss import log_softmax, mlm_loss, neg_log, nsp_loss, slot_loss, softmax
 from mlmlib.masking import (
     bert_count,
@@ -66,6 +69,11 @@ SPECIAL = {"[PAD]": 0, "[CLS]": 2, "[SEP]": 3}
 WORLD = ToyWorld()
 SENT = ["the", "cat", "sat", "."]
 ROWS = Batch(IDS, torch.ones_like(IDS), torch.zeros_like(IDS))
+
+
+@functools.cache
+def _book() -> Book:
+    return Book(Path(__file__).resolve().parent.parent)
 
 
 def case(call, error, *words, id):
@@ -614,12 +622,25 @@ EXERCISES = [
          id="check_pmi-str"),
     case(lambda: check_pointwise_information(1.0, 0.5, 0.2, 0.3), ValueError, "p_joint",
          "cannot exceed", id="check_pmi-joint-above-marginal"),
-    case(lambda: student_cells("# a notebook"), TypeError, "cells", "list of cells",
-         id="student_cells-str"),
-    case(lambda: student_cells([{"source": "x"}]), ValueError, "cells[0]", "cell_type",
-         id="student_cells-not-a-cell"),
-    case(lambda: answer_key([[]]), TypeError, "chapters", "map", id="answer_key-list"),
-    case(lambda: answer_key({"a": "text"}), TypeError, "chapters['a']", id="answer_key-str"),
+    case(lambda: student_cells("# a notebook", _book(), "p"), TypeError, "cells",
+         "list of cells", id="student_cells-str"),
+    case(lambda: student_cells([{"source": "x"}], _book(), "p"), ValueError, "cells[0]",
+         "cell_type", id="student_cells-not-a-cell"),
+    case(lambda: student_cells([{"cell_type": "markdown", "source": "```{solution-start} x\n```"}],
+                               _book(), "p"), ValueError, "no {solution-end}",
+         id="student_cells-unclosed-solution"),
+    case(lambda: student_cells([{"cell_type": "markdown", "source": "```{warning}\nX\n```"}],
+                               _book(), "p"), ValueError, "{warning}", "no plain-Markdown form",
+         id="student_cells-unknown-directive"),
+    case(lambda: student_cells([{"cell_type": "markdown", "source": "see {doc}`nowhere`"}],
+                               _book(), "p"), ValueError, "nowhere", "not a page",
+         id="student_cells-doc-to-no-page"),
+    case(lambda: student_cells([{"cell_type": "markdown", "source": "{cite}`nobody2020`"}],
+                               _book(), "p"), ValueError, "nobody2020", "references.bib",
+         id="student_cells-unknown-citation"),
+    case(lambda: answer_key({"a": "text"}), TypeError, "Book", id="answer_key-not-a-book"),
+    case(lambda: Book("/"), ValueError, "not a clone of the course", "_config.yml",
+         id="book-not-a-clone"),
 ]
 
 

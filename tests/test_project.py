@@ -86,6 +86,7 @@ ALLOWED = {
     "plots": {"constants", "loss", "masking"},
     "widgets": {"plots", "constants", "loss", "masking", "toyworld"},
     "exercises": {"constants", "loss", "masking"},
+    "course": {"exercises"},  # the teaching side's commands: editions, grading
 }
 
 

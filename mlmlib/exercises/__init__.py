@@ -23,8 +23,6 @@ One module per part of the book; every name is importable from ``mlmlib.exercise
 * :mod:`mlmlib.exercises.lab` - the exact lab (results over seeds, pointwise information).
 * :mod:`mlmlib.exercises.encoder` - inside the encoder (attention weights by hand, the weights
   of one block, a gap over seeds).
-* :mod:`mlmlib.exercises.edition` - the student edition of the chapters (solutions taken out)
-  and the answer key (``make student``).
 * ``mlmlib.exercises._common`` - :class:`Verdict` and the number checks they share.
 
 >>> from mlmlib.exercises import check_loss_value

@@ -1,0 +1,19 @@
+"""mlmlib.course - the course's own commands: its editions for notebook readers, and grading.
+
+Does: what a reader outside the site and a teacher run, from a clone of the course:
+
+* :mod:`mlmlib.course.book` - the book as ``_config.yml`` and ``_toc.yml`` describe it: pages in
+  reading order, titles, the numbers the site gives exercises and figures, the site's address;
+* :mod:`mlmlib.course.myst` - the chapters' MyST markup rewritten as plain Markdown;
+* :mod:`mlmlib.course.edition` - ``python -m mlmlib.course.edition``: the notebook edition and
+  the student edition (``editions/``), the answer key and the downloads the site offers;
+
+Does not: check an answer (:mod:`mlmlib.exercises` does), or belong to the core: nothing in
+the core imports it.
+
+>>> from mlmlib.course.myst import admonition
+>>> print(admonition("Note", "Read both sides.", dropdown=False))
+> **Note**
+>
+> Read both sides.
+"""
