@@ -12,7 +12,7 @@ export PATH := $(BIN):$(PATH)
 BUILD_FLAGS := -n -W --keep-going
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: book test lint serve constraints clean student lab
+.PHONY: book test lint serve constraints clean student lab editions
 
 # CONSTRAINTS=/dev/null installs the newest versions pyproject.toml's ranges allow instead of
 # the pins (the weekly workflow .github/workflows/newest.yml does, to catch upstream changes).
@@ -37,6 +37,11 @@ $(LIVE_STAMP): mlmlib/widgets/live.js mlmlib/widgets/live.py
 student: $(STAMP)
 	$(BIN)/python -m mlmlib.course.edition --downloads _build/student-edition
 
+## make editions: rewrite editions/ (the notebook and student editions, committed) from the
+## chapters; run it after changing a chapter (tests/test_editions.py fails until they agree)
+editions: $(STAMP)
+	$(BIN)/python -m mlmlib.course.edition
+
 ## make book: build the site into _build/html (re-executes only the notebooks that changed)
 book: $(STAMP) $(LIVE_STAMP) student
 	$(BIN)/jupyter-book build . --builder html $(BUILD_FLAGS)
@@ -48,11 +53,13 @@ test: $(STAMP)
 	$(MAKE) --no-print-directory book
 	$(BIN)/python -m pytest --doctest-modules $(NBVAL_FLAGS) mlmlib tests notebooks
 
-## make lab: the chapters in JupyterLab on this machine (it opens a browser tab; Ctrl-C stops it).
-## LAB_ARGS passes more options, e.g. make lab LAB_ARGS="--no-browser --ServerApp.port=8899"
+## make lab: JupyterLab on this machine, at the top of the clone: the chapters (notebooks/, their
+## MyST rendered by jupyterlab-myst) and both editions (editions/notebooks/, editions/student/).
+## It opens a browser tab; Ctrl-C stops it. LAB_ARGS passes more options, e.g.
+## make lab LAB_ARGS="--no-browser --ServerApp.port=8899"
 LAB_ARGS ?=
 lab: $(STAMP)
-	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
+	$(BIN)/jupyter lab --notebook-dir=$(CURDIR) $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check mlmlib tests bench

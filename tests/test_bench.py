@@ -11,6 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", ["bench_train.py", "bench_train.py --recipe",
                                     "bench_masking.py", "bench_book.py", "bench_floor.py",
                                     "bench_encoder.py", "profile_step.py"])

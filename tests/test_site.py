@@ -32,6 +32,8 @@ from mlmlib.loss import neg_log, softmax
 from mlmlib.masking import mask_positions
 from mlmlib.toyworld import ToyWorld
 
+pytestmark = pytest.mark.browser  # the built site, in Chromium
+
 ROOT = Path(__file__).resolve().parent.parent
 HTML = ROOT / "_build" / "html"
 SHOTS = ROOT / "_build" / "screenshots"
@@ -210,9 +212,11 @@ def test_page_reads_correctly(page, browser, site, external):
                                ".map(a => a.href)")
             repo = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]
             slug = urlparse(repo["url"]).path.strip("/")
+            edition = f"editions/notebooks/{page.split('/')[-1]}.ipynb"  # plain Markdown
             want = (f"https://colab.research.google.com/github/{slug}/blob/"
-                    f"{repo.get('branch', 'main')}/{page}.ipynb")
+                    f"{repo.get('branch', 'main')}/{edition}")
             assert colab == [want], f"{page}: Colab button {colab}, expected {want}"
+            assert (ROOT / edition).is_file(), f"{page}: Colab opens {edition}, which is missing"
         p.set_viewport_size({"width": 390, "height": 844})  # a phone: nothing may stick out
         width = p.evaluate("document.documentElement.scrollWidth")
         assert width <= 391, f"{page}: the page scrolls sideways on a phone ({width} px)"
