@@ -558,6 +558,16 @@ PLOTS = [
     case(lambda: plots.joint_and_product(["a", "b"], ["c", "d"], [[.25, .25], [.25, .25]],
                                          [[.5, .5], [.5, .5]]), ValueError, "product",
          "sums to 2", id="joint_and_product-product-above-1"),
+    case(lambda: plots.alt_text("fig"), TypeError, "fig", "Figure", id="alt_text-str"),
+    case(lambda: plots.alt_text(axes(1)), TypeError, "fig", "Figure", "Axes",
+         id="alt_text-axes"),
+    case(lambda: plots.alt_text(None), TypeError, "fig", "NoneType", id="alt_text-none"),
+    case(lambda: plots.png_alt(None), TypeError, "data", "PNG", id="png_alt-none"),
+    case(lambda: plots.png_alt([137, 80]), TypeError, "data", "bytes", id="png_alt-list"),
+    case(lambda: plots.png_alt(b"GIF89a"), ValueError, "not a PNG", "GIF89a",
+         id="png_alt-gif"),
+    case(lambda: plots.png_alt("not base64!"), ValueError, "not base64", id="png_alt-bad-base64"),
+    case(lambda: plots.png_alt(""), ValueError, "not a PNG", id="png_alt-empty"),
 ]
 
 

@@ -22,7 +22,7 @@ import os
 import re
 import shutil
 import threading
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlparse
 
 import pytest
@@ -465,6 +465,30 @@ def test_without_javascript_a_live_figure_shows_its_static_picture(browser, site
         assert page.locator(".mlm-live svg").count() == 0
     finally:
         context.close()
+
+
+# Every figure says what it shows, with its numbers: a matplotlib output's alt text comes from
+# its PNG (book/_ext/alt_text.py), a live figure's static picture's from its plotting function.
+FIGURES = "Array.from(document.querySelectorAll('.cell_output img, .mlm-static img'))"
+OUTPUT_PNG = re.compile(r'<img [^>]*src="[^"]*_images/[0-9a-f]{64}\.png"')
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("page", toc_pages())
+def test_every_figure_has_an_alt_text_with_a_number(page, browser, site, external):
+    with Visit(browser, site, external, f"{site}{page}.html") as visit:
+        figures = visit.page.evaluate(f"{FIGURES}.map(i => [i.getAttribute('src'), "
+                                      "i.getAttribute('alt')])")
+    raw = (HTML / f"{page}.html").read_text()
+    assert len(figures) == len(OUTPUT_PNG.findall(raw)) + raw.count('class="mlm-static"'), \
+        f"{page}: the selectors miss figures"
+    for src, alt in figures:
+        what = f"{page}: the figure {src[:60]}"
+        assert alt and alt.strip(), f"{what} has no alt text"
+        name = PurePosixPath(alt.strip())
+        assert name.suffix.lower() not in {".png", ".jpg", ".jpeg", ".svg", ".gif"} \
+            and name.name not in src, f"{what} has a file name for alt text: {alt!r}"
+        assert re.search(r"\d", alt), f"{what}: its alt text names no number: {alt!r}"
 
 
 # How Jupyter and Colab show an output: JupyterLab sets a detached host's innerHTML, replaces

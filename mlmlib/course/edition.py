@@ -45,21 +45,19 @@ answer = 2
 from __future__ import annotations
 
 import argparse
-import base64
 import copy
 import html
 import json
 import shutil
-import struct
 import sys
 import zipfile
-import zlib
 from pathlib import Path
 
 from mlmlib.course.book import Book, cell_text, directives
 from mlmlib.course.myst import convert, fold
+from mlmlib.plots import png_alt  # the figures' alt text, which their PNGs carry
 
-__all__ = ["answer_key", "edition_cells", "notebook_cells", "png_alt", "stale", "student_cells",
+__all__ = ["answer_key", "edition_cells", "notebook_cells", "stale", "student_cells",
            "write_downloads", "write_editions"]
 
 FOLDERS = {"notebooks": "editions/notebooks", "student": "editions/student"}
@@ -80,35 +78,6 @@ def _check_cells(cells, name: str) -> list[dict]:
 
 
 # ---------------------------------------------------------------------- pictures
-def png_alt(data: str | bytes) -> str | None:
-    """The description a PNG carries (its ``tEXt``/``iTXt`` chunk ``Description``), or None.
-
-    The course's figures write their alt text there (:func:`mlmlib.plots.alt_text`), so that
-    it travels with the picture into the site, the PDF and the editions. ``data`` is the PNG,
-    raw or base64 as a notebook stores it.
-    """
-    raw = base64.b64decode(data) if isinstance(data, str) else data
-    at = 8
-    while at + 8 <= len(raw):
-        size, kind = struct.unpack(">I4s", raw[at:at + 8])
-        body = raw[at + 8:at + 8 + size]
-        if kind == b"tEXt":
-            key, _, value = body.partition(b"\0")
-            if key == b"Description":
-                return value.decode("latin-1")
-        elif kind == b"iTXt":
-            key, _, rest = body.partition(b"\0")
-            compressed, _method, rest = rest[0], rest[1], rest[2:]
-            _language, _, rest = rest.partition(b"\0")
-            _translated, _, value = rest.partition(b"\0")
-            if key == b"Description":
-                return (zlib.decompress(value) if compressed else value).decode("utf-8")
-        elif kind == b"IEND":
-            break
-        at += 12 + size
-    return None
-
-
 def _with_alt(output: dict) -> dict:
     """An output whose PNG carries alt text gains an HTML ``<img>`` with it: Jupyter and Colab
     prefer the HTML, so a screen reader hears the description there too."""

@@ -4,7 +4,9 @@ Does: draw each picture of the course with matplotlib's object API (no global py
 so a figure appears once in a notebook and renders the same on the static site. Every
 function takes ``ax=None`` (make a new figure) or the axes to draw on, and returns the figure.
 Colours come from the Okabe-Ito palette, which stays distinguishable for colour-blind
-readers, and the true word is marked by a hatch as well as by colour.
+readers, and the true word is marked by a hatch as well as by colour. Every figure carries an
+alt text that says what it shows with the numbers it draws (:func:`alt_text`); a figure shown
+in a notebook carries it inside its PNG, where :func:`png_alt` reads it.
 
 Does not: compute anything the loss depends on - it calls :mod:`mlmlib.loss` for that - and
 it is never imported by the core modules.
@@ -18,15 +20,25 @@ One module per part of the book; every name is importable from ``mlmlib.plots`` 
 * :mod:`mlmlib.plots.lab` - the exact lab: results over seeds, calibration, joint tables.
 * :mod:`mlmlib.plots.encoder` - inside the encoder: matrices as heat maps, attention weights,
   GELU, two computations that agree, one dot per seed.
-* ``mlmlib.plots._common`` - the colours, the font size and the axes helpers they share.
+* ``mlmlib.plots._common`` - the colours, the font size and the axes helpers they share, and
+  the alt text: :func:`alt_text` and :func:`png_alt`.
 
 >>> from mlmlib.plots import softmax_stages
 >>> fig = softmax_stages([1, 2, 0, 1], ["the", "cat", "sat", "mat"], truth="cat")
 >>> fig.axes[0].get_title(loc="left")
 '1. raw scores $s_v$'
+>>> alt_text(fig)[:59]
+'Three bar charts of the scores, their exponentials (total Z'
 """
 
-from mlmlib.plots._common import FONT_SIZE, OKABE_ITO, OTHER_COLOUR, TRUTH_COLOUR
+from mlmlib.plots._common import (
+    FONT_SIZE,
+    OKABE_ITO,
+    OTHER_COLOUR,
+    TRUTH_COLOUR,
+    alt_text,
+    png_alt,
+)
 from mlmlib.plots.encoder import (
     agreement,
     attention_map,
@@ -59,6 +71,7 @@ __all__ = [
     "PIPELINE",
     "TRUTH_COLOUR",
     "agreement",
+    "alt_text",
     "attention_bars",
     "attention_map",
     "edge_cases",
@@ -71,6 +84,7 @@ __all__ = [
     "loss_tower",
     "neg_log_curve",
     "pipeline",
+    "png_alt",
     "probability_dial",
     "reads_and_answers",
     "reliability_diagram",

@@ -34,12 +34,17 @@ from mlmlib.plots._common import (
     OKABE_ITO,
     OTHER_COLOUR,
     TRUTH_COLOUR,
+    _alt,
+    _fmt,
     _given_axes,
     _labels,
+    _listing,
     _mapping,
     _numbers,
+    _plain,
     _positions,
     _single_axes,
+    _titled,
 )
 
 _COLOURS = [OKABE_ITO[c] for c in ("blue", "vermillion", "green", "orange", "purple", "sky")]
@@ -105,6 +110,15 @@ def heat_panels(panels: dict[str, Sequence], tokens: Sequence[str], title: str |
     axes[-1].set_xlabel("token (position 0, 1, ...)", fontsize=FONT_SIZE - 1)
     if title:
         axes[0].set_title(title, fontsize=FONT_SIZE, loc="left")
+    widths = sorted({t.shape[0] for t in panels.values()})
+    values = np.concatenate([t.ravel() for t in panels.values()])
+    _alt(axes, f"{len(panels)} heat maps ({', '.join(_plain(n) for n in panels)})"
+         f"{_titled(title)}, of {len(tokens)} tokens by "
+         f"{' or '.join(str(w) for w in widths)} dimensions, purple negative and orange "
+         f"positive, with {'one colour scale' if shared else 'a colour scale each'}; the "
+         f"numbers run from {_fmt(values.min())} to {_fmt(values.max())}" + ("" if columns is None
+         else f"; those of {_plain(tokens[columns[0]])} (position {columns[0]}) are written in "
+         "its column") + ".")
     return fig
 
 
@@ -141,6 +155,13 @@ def attention_map(weights: Sequence[Sequence[float]], tokens: Sequence[str],
     fig.colorbar(image, ax=ax, shrink=0.8, label="attention weight")
     if title:
         ax.set_title(title, fontsize=FONT_SIZE, loc="left")
+    padded = int((keep == 0).sum())
+    row = query if query is not None else int(np.argmax(weights.max(axis=1)))  # or the surest
+    _alt(ax, f"Heat map of attention weights{_titled(title)}, {T} queries by {T} keys, dark "
+         "for none and yellow for all" + f", {padded} of the key columns hatched as padding"
+         * bool(padded) + f". The row of {_plain(tokens[row])} (position {row}"
+         + ", outlined" * (query is not None) + ") reads: "
+         + _listing(tokens, weights[row], "{:.2f}".format, most=T) + ".")
     return fig
 
 
@@ -157,20 +178,26 @@ def gelu_curve(points: Sequence[float] | None = None, ax=None) -> Figure:
     high = max(3.0, float(points.max()) if points.size else 0.0)
     x = np.linspace(low, high, 400)
     erf = np.vectorize(math.erf, otypes=[float])
-    ax.plot(x, 0.5 * x * (1 + erf(x / math.sqrt(2))), color=OTHER_COLOUR, linewidth=2.5,
-            label="GELU (exact)")
+
+    def gelu(v):
+        return 0.5 * v * (1 + erf(v / math.sqrt(2)))
+
+    ax.plot(x, gelu(x), color=OTHER_COLOUR, linewidth=2.5, label="GELU (exact)")
     ax.plot(x, np.maximum(x, 0), color=OKABE_ITO["orange"], linestyle="--", linewidth=1.8,
             label="ReLU, for comparison")
     if points.size:
-        ax.plot(points, 0.5 * points * (1 + erf(points / math.sqrt(2))), "o",
-                color=TRUTH_COLOUR, markersize=6, markeredgecolor="black",
-                label="this layer's values")
+        ax.plot(points, gelu(points), "o", color=TRUTH_COLOUR, markersize=6,
+                markeredgecolor="black", label="this layer's values")
     ax.axhline(0, color="grey", linewidth=0.6)
     ax.set_xlabel("input x", fontsize=FONT_SIZE)
     ax.set_ylabel("GELU(x)", fontsize=FONT_SIZE)
     ax.tick_params(labelsize=FONT_SIZE - 1)
     ax.legend(fontsize=FONT_SIZE - 2, frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
+    ends = [] if not points.size else [points.min(), points.max()]
+    _alt(ax, f"The GELU curve beside ReLU (dashed) for x from {_fmt(low)} to {_fmt(high)}"
+         + ("" if not ends else f", with this layer's {points.size} values as dots on it: "
+            + " to ".join(f"x = {_fmt(v)} (GELU {_fmt(gelu(v))})" for v in ends)) + ".")
     return fig
 
 
@@ -218,6 +245,11 @@ def agreement(by_hand: Sequence[float], library: Sequence[float], xlabel: str = 
         axis.tick_params(labelsize=FONT_SIZE - 1)
         axis.legend(fontsize=FONT_SIZE - 2, frameon=False)
         axis.spines[["top", "right"]].set_visible(False)
+    _alt([left, right], f"Two panels of {a.size} numbers computed twice. Above: "
+         f"{_plain(ylabel)} against {_plain(xlabel)}, one dot each, on the diagonal where they "
+         f"agree, from {_fmt(low)} to {_fmt(high)}. Below: the size of each difference on a "
+         "logarithmic axis; the largest difference " + ", ".join(
+             f"from {_plain(name)} is {_fmt(gap.max())}" for name, gap in gaps.items()) + ".")
     return fig
 
 
@@ -235,7 +267,7 @@ def excess_curves(steps: Sequence[float], runs: dict[str, Sequence[Sequence[floa
     largest; the logarithmic axis separates variants whose losses differ by little near the
     floor.
     """
-    from mlmlib.plots.lab import lines_with_spread
+    from mlmlib.plots.lab import _lines_alt, lines_with_spread
 
     floor = float(_numbers(floor, "floor", ndim=0))
     series = {}
@@ -244,10 +276,14 @@ def excess_curves(steps: Sequence[float], runs: dict[str, Sequence[Sequence[floa
         if (excess <= 0).any():
             raise ValueError(f"runs {name!r} has a loss at or below the floor {floor}")
         series[name] = (excess.mean(axis=0), excess.min(axis=0), excess.max(axis=0))
-    fig = lines_with_spread(steps, series, xlabel="training step",
-                            ylabel="eval loss above the floor (nats, log scale)",
-                            lines=lines, ax=ax)
-    fig.axes[0].set_yscale("log")
+    labels = {"xlabel": "training step", "ylabel": "eval loss above the floor (nats, log scale)"}
+    fig = lines_with_spread(steps, series, **labels, lines=lines, ax=ax)
+    axis = fig.axes[0] if ax is None else _given_axes(ax, 1)[0]
+    axis.set_yscale("log")
+    _alt(axis, _lines_alt(np.atleast_1d(np.asarray(steps, dtype=float)), series, title=None,
+                          log_x=False, lines=_mapping(lines, "lines", "name -> value", empty=True),
+                          **labels)
+         + f" The floor is {floor:.4f}.")
     return fig
 
 
@@ -288,4 +324,11 @@ def seed_dots(values: dict[str, Sequence[float]], xlabel: str,
     ax.set_ylim(-0.7, len(values) - 0.3)
     ax.legend(fontsize=FONT_SIZE - 2, frameon=False, loc="best")
     ax.spines[["top", "right"]].set_visible(False)
+    _alt(ax, f"Dot plot of {_plain(xlabel) or 'values'}"
+         + " on a logarithmic axis" * log_x + f", {len(values)} rows, one per variant, with a "
+         "dot per seed and a bar at the mean" + "".join(
+             f"; {_plain(name)}: mean {_fmt(v.mean())} over {v.size} seeds, from "
+             f"{_fmt(v.min())} to {_fmt(v.max())}" for name, v in values.items()) + "".join(
+             f"; a line for {_plain(name)} at {_fmt(value)}" for name, value in lines.items())
+         + ".")
     return fig

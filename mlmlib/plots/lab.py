@@ -23,12 +23,16 @@ from matplotlib.figure import Figure
 from mlmlib.plots._common import (
     FONT_SIZE,
     OKABE_ITO,
+    _alt,
     _axes,
     _flag,
+    _fmt,
     _labels,
     _mapping,
     _numbers,
+    _plain,
     _single_axes,
+    _titled,
 )
 
 _COLOURS = [OKABE_ITO[c] for c in ("blue", "vermillion", "green", "orange", "purple", "sky")]
@@ -89,7 +93,23 @@ def lines_with_spread(x: Sequence[float], series: dict[str, tuple], xlabel: str 
         ax.set_xscale("log")
     ax.legend(fontsize=FONT_SIZE - 2, frameon=False)
     _tidy(ax, xlabel, ylabel, title)
+    _alt(ax, _lines_alt(x, series, xlabel, ylabel, title, log_x, lines))
     return fig
+
+
+def _lines_alt(x, series, xlabel, ylabel, title, log_x, lines) -> str:
+    """What :func:`lines_with_spread` draws, in words: each line's ends and its band."""
+    def band(low, high) -> str:
+        return "" if np.allclose(low, high) else \
+            f" (band over seeds {_fmt(low.min())} to {_fmt(high.max())})"
+
+    return (f"Line chart{_titled(title)} of {_plain(ylabel) or 'values'} against "
+            f"{_plain(xlabel) or 'x'} from {_fmt(x[0])} to {_fmt(x[-1])}"
+            + " on a logarithmic axis" * log_x + f", {len(series)} lines"
+            + "".join(f"; {_plain(name)}: {_fmt(mean[0])} to {_fmt(mean[-1])}"
+                      f"{band(low, high)}" for name, (mean, low, high) in series.items())
+            + "".join(f"; a dotted line for {_plain(name)} at {value:.3f}"
+                      for name, value in lines.items()) + ".")
 
 
 def reliability_diagram(model_mean: Sequence[float], exact_mean: Sequence[float],
@@ -128,6 +148,11 @@ def reliability_diagram(model_mean: Sequence[float], exact_mean: Sequence[float]
     ax.set_yscale("log")
     ax.legend(fontsize=FONT_SIZE - 2, frameon=False, loc="upper left")
     _tidy(ax, "model's probability (bin mean)", "exact probability (same pairs)", title)
+    _alt(ax, f"Reliability diagram{_titled(title)}, both axes logarithmic: {int(keep.sum())} "
+         "bins against the dashed diagonal of perfect calibration; the model's mean probability "
+         "against the exact one, with the count of pairs: " + "; ".join(
+             f"{_fmt(m)} against {_fmt(e)} ({int(n)})" for m, e, n in
+             zip(model_mean[keep], exact_mean[keep], counts[keep], strict=True)) + ".")
     return fig
 
 
@@ -161,4 +186,14 @@ def joint_and_product(rows: Sequence[str], cols: Sequence[str], joint, product,
         a.set_title(name, fontsize=FONT_SIZE, loc="left")
     axes[-1].set_xlabel(col_label, fontsize=FONT_SIZE)
     fig.colorbar(image, ax=axes, shrink=0.8, label="probability")
+    r, c = np.unravel_index(np.argmax(joint), joint.shape)
+    gap = np.abs(joint - product)
+    g, h = np.unravel_index(np.argmax(gap), gap.shape)
+    _alt(axes, f"Two heat maps of {len(rows)} by {len(cols)} probabilities, rows "
+         f"{_plain(row_label) or 'a'}, columns {_plain(col_label) or 'b'}: the joint P(a, b) "
+         f"above the product of its marginals P(a) P(b), which sum to {joint.sum():.3f} and "
+         f"{product.sum():.3f}. The likeliest pair, {_plain(rows[r])} and {_plain(cols[c])}, "
+         f"has {joint[r, c]:.3f} against {product[r, c]:.3f}; the largest gap is at "
+         f"{_plain(rows[g])} and {_plain(cols[h])}, {joint[g, h]:.3f} against "
+         f"{product[g, h]:.3f}.")
     return fig

@@ -20,11 +20,16 @@ from mlmlib.plots._common import (
     OKABE_ITO,
     OTHER_COLOUR,
     TRUTH_COLOUR,
+    _alt,
+    _fmt,
     _labels,
+    _listing,
     _mapping,
     _numbers,
+    _plain,
     _positions,
     _single_axes,
+    _titled,
 )
 
 
@@ -57,6 +62,9 @@ def top_words(words: Sequence[str], probs: Sequence[float], truth: str | None = 
     ax.spines[["top", "right"]].set_visible(False)
     if title:
         ax.set_title(title, fontsize=FONT_SIZE, loc="left")
+    _alt(ax, f"Horizontal bars of the probabilities of {len(words)} words{_titled(title)}, "
+         f"from the top: {_listing(words, probs, '{:.3f}'.format)}"
+         + (f"; the true word, {_plain(truth)}, is hatched" if truth in words else "") + ".")
     return fig
 
 
@@ -89,6 +97,13 @@ def training_curve(history: Sequence[dict], baselines: dict[str, float] | None =
     ax.tick_params(labelsize=FONT_SIZE)
     ax.legend(fontsize=FONT_SIZE - 2, frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
+    losses = [h["eval_loss"] for h in history]
+    best = int(np.argmin(losses))
+    _alt(ax, f"Line chart of the eval loss at {len(history)} evaluations: {_fmt(losses[0])} at "
+         f"step {_fmt(steps[0])}, {_fmt(losses[-1])} at step {_fmt(steps[-1])}, lowest "
+         f"{_fmt(losses[best])} at step {_fmt(steps[best])}" + "".join(
+             f"; a horizontal line for {_plain(name)} at {value:.3f}"
+             for name, value in baselines.items()) + ".")
     return fig
 
 
@@ -112,4 +127,8 @@ def attention_bars(tokens: Sequence[str], weights: Sequence[float], query: int,
     ax.set_ylabel("attention weight", fontsize=FONT_SIZE)
     ax.tick_params(labelsize=FONT_SIZE - 1)
     ax.spines[["top", "right"]].set_visible(False)
+    order = np.argsort(-weights, kind="stable")
+    _alt(ax, f"Bar chart of how much {_plain(tokens[query])} (hatched) attends to each of the "
+         f"{len(tokens)} tokens of its sentence; the largest weights: "
+         f"{_listing([tokens[i] for i in order], weights[order], '{:.3f}'.format, most=3)}.")
     return fig

@@ -24,14 +24,19 @@ from mlmlib.plots._common import (
     OKABE_ITO,
     OTHER_COLOUR,
     TRUTH_COLOUR,
+    _alt,
     _axes,
     _flag,
+    _fmt,
     _given_axes,
     _labels,
+    _listing,
     _mapping,
     _numbers,
+    _plain,
     _positions,
     _single_axes,
+    _titled,
 )
 
 
@@ -73,6 +78,13 @@ def token_row(tokens: Sequence[str], highlight: Sequence[int] = (),
     ax.axis("off")
     if title:
         ax.set_title(title, fontsize=FONT_SIZE, loc="left")
+    shown = " ".join("[hidden]" if i in covered else _plain(t) for i, t in enumerate(tokens))
+    marks = {i: ["is marked (hatched)"] for i in highlight}
+    for i, note in notes.items():
+        marks.setdefault(i, []).append(f"has the note '{_plain(note)}'")
+    _alt(ax, f"A row of {len(tokens)} word boxes{_titled(title)}, reading: {shown}" + "".join(
+        f"; box {i + 1} ({_plain(tokens[i])}) {' and '.join(said)}"
+        for i, said in sorted(marks.items()) if i not in covered) + ".")
     return fig
 
 
@@ -106,6 +118,10 @@ def reads_and_answers(tokens: Sequence[str], positions: Sequence[int],
               notes={i: f"$x_{{{i + 1}}}$" for i in positions}, ax=bottom,
               title="it must produce the hidden words  $x_i$, $i \\in M$")
     top.set_ylim(bottom.get_ylim())  # the same scale, so the two rows line up
+    _alt([top, bottom], f"Two rows of {len(tokens)} word boxes. The model reads: "
+         f"{' '.join(_plain(t) for t in reads)}. It must produce the hidden words: "
+         + (", ".join(f"{_plain(tokens[i])} at position {i + 1}" for i in positions) or "none")
+         + ".")
     return fig
 
 
@@ -131,6 +147,8 @@ def probability_dial(p: float, label: str = "P(truth)", ax=None) -> Figure:
     ax.set_ylim(-0.45, 1.4)
     ax.set_aspect("equal")
     ax.axis("off")
+    _alt(ax, f"A probability dial, red on the left to green on the right, its needle at "
+         f"{_plain(label)} = {p:.4f}.")
     return fig
 
 
@@ -183,6 +201,12 @@ def softmax_stages(scores: Sequence[float], words: Sequence[str], truth: str | N
     a3.set_title("3. divide by Z: probabilities that sum to 1", fontsize=FONT_SIZE, loc="left")
     a3.set_xlabel("word $v$ of the vocabulary" + ("" if truth is None else
                   f"  (hatched: the true word, {truth!r})"), fontsize=FONT_SIZE)
+    four = "{:.4f}".format
+    _alt([a1, a2, a3], f"Three bar charts of the scores, their exponentials (total Z = "
+         f"{four(weights.sum())}) and the probabilities of {len(words)} words. Probabilities: "
+         f"{_listing(words, probs, four)}." + ("" if truth is None else
+         f" The true word, {_plain(truth)} (hatched), has score {scores[truth_index]:g} and "
+         f"probability {four(probs[truth_index])}."))
     return fig
 
 
@@ -222,6 +246,10 @@ def neg_log_curve(points: dict[str, float] | None = None, log_x: bool = False,
     ax.tick_params(labelsize=FONT_SIZE)
     ax.set_ylim(bottom=0)
     ax.spines[["top", "right"]].set_visible(False)
+    _alt(ax, f"The curve of the loss -log p, falling as p, the probability of the true word, "
+         f"rises, drawn from p = {_fmt(low)}" + (" on a logarithmic axis" if log_x else "")
+         + "".join(f"; {_plain(name)} (p = {_fmt(v)}) has loss {0.0 - np.log(v):.4f}"
+                   for name, v in points.items()) + ".")
     return fig
 
 
@@ -250,6 +278,8 @@ def loss_tower(parts: dict[str, float], title: str | None = None, ax=None) -> Fi
     ax.spines[["top", "right", "bottom"]].set_visible(False)
     if title:
         ax.set_title(title, fontsize=FONT_SIZE, loc="left")
+    _alt(ax, f"One bar of {len(parts)} stacked losses{_titled(title)}: "
+         f"{_listing(parts, parts.values(), '{:.4f}'.format)}; total {bottom:.4f}.")
     return fig
 
 
@@ -269,7 +299,13 @@ def slots_and_tower(probs: dict[str, float], ax=None) -> Figure:
     for dial, (name, p) in zip(dials, probs.items(), strict=True):
         probability_dial(p, label=name, ax=dial)
     # each block is the slot's -log P (the dials above show P itself)
-    loss_tower({f"-log {name}": 0.0 - float(np.log(p)) for name, p in probs.items()}, ax=tower)
+    losses = {name: 0.0 - float(np.log(p)) for name, p in probs.items()}
+    loss_tower({f"-log {name}": loss for name, loss in losses.items()}, ax=tower)
+    _alt([*dials, tower], f"{len(probs)} probability dials, "
+         + ", ".join(f"{_plain(name)} = {p:.4f}" for name, p in probs.items())
+         + ", above one bar that stacks their losses -log P: "
+         + " + ".join(f"{loss:.4f}" for loss in losses.values())
+         + f" = {sum(losses.values()):.4f}.")
     return fig
 
 
@@ -291,10 +327,10 @@ def edge_cases(ax=None) -> Figure:
         axis.set_xticks([])
     a.set_title("A. M empty: loss = 0", fontsize=FONT_SIZE, loc="left")
     b.set_title("B. perfect, P = 1: loss = 0", fontsize=FONT_SIZE, loc="left")
-    p = np.geomspace(1e-12, 1, 300)
+    p, wrong = np.geomspace(1e-12, 1, 300), 1e-9
     c.plot(p, -np.log(p), color=OTHER_COLOUR, linewidth=2)
-    c.plot(1e-9, -np.log(1e-9), "o", color=TRUTH_COLOUR)
-    c.annotate("one confident\nwrong guess", (1e-9, -np.log(1e-9)), textcoords="offset points",
+    c.plot(wrong, -np.log(wrong), "o", color=TRUTH_COLOUR)
+    c.annotate("one confident\nwrong guess", (wrong, -np.log(wrong)), textcoords="offset points",
                xytext=(12, 0), fontsize=FONT_SIZE - 2, va="center")
     c.set_xscale("log")
     c.set_xlabel("P(truth)", fontsize=FONT_SIZE - 1)
@@ -308,6 +344,11 @@ def edge_cases(ax=None) -> Figure:
         axis.set_ylabel("loss", fontsize=FONT_SIZE - 1)
         axis.spines[["top", "right"]].set_visible(False)
         axis.tick_params(labelsize=FONT_SIZE - 2)
+    _alt(axes, "Four panels of the loss at its edges. A: no masked slot, the empty sum: a loss "
+         "of zero. B: every slot certain of the true word: a loss of zero. C: the curve -log P "
+         f"climbing as P falls; one confident wrong guess, at P = {wrong:g}, costs "
+         f"{-np.log(wrong):.4f}. D: corrupted slots still count, a bar stacking "
+         f"{_listing(parts, parts.values(), '{:.4f}'.format)}; total {sum(parts.values()):.4f}.")
     return fig
 
 
@@ -356,4 +397,7 @@ def pipeline(stages: Sequence[tuple[str, str, str]] = PIPELINE, ax=None) -> Figu
     ax.set_xlim(0, 1)
     ax.set_ylim(-0.05, n)
     ax.axis("off")
+    _alt(ax, f"The loss as a pipeline of {n} boxes joined by arrows, top to bottom: "
+         + "; ".join(f"{k + 1}. {_plain(name)} ({_plain(where)})"
+                     for k, (name, _, where) in enumerate(stages)) + ".")
     return fig

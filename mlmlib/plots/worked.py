@@ -16,7 +16,18 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from mlmlib.plots._common import FONT_SIZE, OKABE_ITO, _labels, _mapping, _numbers, _single_axes
+from mlmlib.plots._common import (
+    FONT_SIZE,
+    OKABE_ITO,
+    _alt,
+    _labels,
+    _listing,
+    _mapping,
+    _numbers,
+    _plain,
+    _single_axes,
+    _titled,
+)
 
 
 def grouped_bars(categories: Sequence[str], series: dict[str, Sequence[float]],
@@ -59,4 +70,9 @@ def grouped_bars(categories: Sequence[str], series: dict[str, Sequence[float]],
     ax.spines[["top", "right"]].set_visible(False)
     if title:
         ax.set_title(title, fontsize=FONT_SIZE, loc="left")
+    _alt(ax, f"Bar chart{_titled(title)} of {_plain(ylabel) or 'values'} for {len(categories)} "
+         f"categories{f' ({_plain(xlabel)})' if xlabel else ''}, {len(series)} series side by "
+         "side" + "".join(f"; {_plain(name)}{', with error bars,' * (name in errors)} gives "
+                          f"{_listing(categories, values, sep=': ')}"
+                          for name, values in series.items()) + ".")
     return fig

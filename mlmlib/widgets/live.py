@@ -7,10 +7,12 @@ those settings, and a small script (``live.js``, beside this file, inlined so th
 offline page need nothing else). Where JavaScript runs, the script replaces the picture by
 controls and a drawing that it recomputes at every move: softmax, ``-log p``, sums and the toy
 world's forward-backward are cheap enough for a browser. Where it does not (JavaScript off, a
-notebook viewer, nbval), the static picture stays. The numbers the page computes agree with
-``mlmlib``'s to about 1e-15 (a sum may be added in another order): tests/test_site.py moves the
-controls in Chromium and compares. A starting value must lie on its slider's steps (0.1 for a
-score, 0.001 for a probability), so that the page starts where the picture does.
+notebook viewer, nbval), the static picture stays; its alt text is the one its plotting function
+computed (:func:`mlmlib.plots.alt_text`), which its PNG carries too. The numbers the page
+computes agree with ``mlmlib``'s to about 1e-15 (a sum may be added in another order):
+tests/test_site.py moves the controls in Chromium and compares. A starting value must lie on
+its slider's steps (0.1 for a score, 0.001 for a probability), so that the page starts where the
+picture does.
 
 * :func:`live_mask` - click words to hide them (Steps 1 and 2);
 * :func:`live_dial` - the probability of the truth on a dial (Step 3);
@@ -86,7 +88,8 @@ def _on_steps(value: float, step: float, name: str) -> float:
 
 def _png(figure: Figure) -> str:
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=72)
+    alt = plots.alt_text(figure)
+    figure.savefig(buffer, format="png", dpi=72, metadata={"Description": alt} if alt else None)
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
@@ -108,11 +111,12 @@ class LiveFigure:
 
     def _repr_html_(self) -> str:
         settings = json.dumps(self.config, sort_keys=True, ensure_ascii=False).replace("</", "<\\/")
-        alt = html.escape(f"{self.title} (a static picture: JavaScript makes it live)")
+        figure = self.static()
+        alt = html.escape(plots.alt_text(figure) or self.title)  # what the picture shows
         return (f'<div class="mlm-live" data-kind="{self.config["kind"]}">'
                 f'<script type="application/json" class="mlm-config">{settings}</script>'
                 f'<div class="mlm-static"><img alt="{alt}" style="max-width:100%" '
-                f'src="data:image/png;base64,{_png(self.static())}"></div></div>'
+                f'src="data:image/png;base64,{_png(figure)}"></div></div>'
                 f"<script>{_script()}</script>")
 
     def __repr__(self) -> str:  # what a plain-text viewer sees
