@@ -13,6 +13,7 @@ walkthrough's summary, whose checker call reads the chapter's data (``W``, ``h_n
   rest of the class still graded;
 * ``e-patch``: a kernel that replaces the checkers (and prints "Correct") while answering
   wrongly; ``e-stale``: an exercise answered only by an earlier cell's ``my_answer``;
+  ``e-tamper``: a function that replaces ``math.isclose`` when the checker calls it;
 * ``f-cheat``: a student who changes the exercise's data (``h_new``) to fit a wrong answer.
 
 The submissions are the student edition or, to keep the run short, notebooks cut down to the
@@ -215,8 +216,14 @@ def _submissions(folder: Path) -> None:
         SLOT: _code(_slot(SLOT_MISTAKES[0][0]), FAKE), RAISE: _code(_raise(CAT_LOSS / math.log(
             10)), FAKE)}, before={SLOT: [PATCH]}))
     # my_answer set before the exercise, the answer cell only calls the checker
-    put("e-stale", WORKED, _short(WORKED, {SLOT: [None, f"my_answer = {CAT_LOSS!r}"],
+    put("e-stale", WORKED, _short(WORKED, {SLOT: ["from mlmlib.exercises import check_loss_value"
+                                                  "\n\nmy_slot_loss = 'minus log P'",
+                                                  f"my_answer = {CAT_LOSS!r}"],
                                            RAISE: RAISE_CALL}))
+    # a function that patches the checkers' code when the checker calls it
+    put("e-tamper", WORKED, _short(WORKED, {SLOT: _slot("0.0").replace(
+        "    return 0.0", "    import math\n\n    math.isclose = lambda *args, **kwargs: True\n"
+        "    return 0.0"), RAISE: _raise(CAT_LOSS)}))
     # the summary's data changed to fit the answer: the grader uses its own h_new
     put("f-cheat", SUMMARY, _answered(_student(SUMMARY), {SUM: (
         "from mlmlib.exercises import check_loss_value\n\nh_new = np.array([0.0, 0.0, 0.0])\n"
@@ -351,8 +358,16 @@ def test_patched_checkers_and_printed_verdicts_earn_nothing(graded):
 @pytest.mark.slow
 def test_an_earlier_cells_answer_is_forgotten(graded):
     cells = _cells(graded, "e-stale")
-    assert cells[SLOT] == "not answered"
     assert cells[RAISE] == "error: NameError: name 'my_answer' is not defined"
+    # an answer of the wrong kind is not answered, and says why
+    assert cells[SLOT] == "not answered: Not answered yet: expected a function, got str."
+
+
+@pytest.mark.slow
+def test_an_answer_that_patches_the_checkers_when_called_is_not_graded(graded):
+    cells = _cells(graded, "e-tamper")
+    assert cells[SLOT].startswith("error: checking the answer replaced math.isclose"), cells
+    assert cells[RAISE] == "right"  # checked afresh, in a new process
 
 
 @pytest.mark.slow

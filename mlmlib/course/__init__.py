@@ -7,6 +7,8 @@ Does: what a reader outside the site and a teacher run, from a clone of the cour
 * :mod:`mlmlib.course.myst` - the chapters' MyST markup rewritten as plain Markdown;
 * :mod:`mlmlib.course.edition` - ``python -m mlmlib.course.edition``: the notebook edition and
   the student edition (``editions/``), the answer key and the downloads the site offers;
+* :mod:`mlmlib.course.grade` - ``python -m mlmlib.course.grade SUBMISSIONS/ --out DIR``: a
+  class's notebooks run and checked by the course's own checkers, into a CSV and HTML gradebook;
 
 Does not: check an answer (:mod:`mlmlib.exercises` does), or belong to the core: nothing in
 the core imports it.

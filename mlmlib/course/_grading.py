@@ -343,6 +343,8 @@ def check(forker: Forker, entries: list[Submission], todo: dict[int, list[dict]]
             entries[i].cells[label] = state if state == "right" or not message else \
                 f"{state}: {message}"
         pending = [(i, item) for i, item in pending if (i, item["key"]) not in done]
+        if pending and in_time and status == 0 and done:
+            continue  # it stopped on purpose (an answer replaced the checkers): start afresh
         if pending:  # the first one left is the answer the process stopped on
             i, item = pending.pop(0)
             entries[i].cells[item["key"]] = "error: " + (

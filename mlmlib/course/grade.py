@@ -5,25 +5,26 @@ Does: ``python -m mlmlib.course.grade SUBMISSIONS/ --out gradebook``, where
 (the student edition, the notebook edition or the chapter itself, answered):
 
 * **running**: each notebook runs in its own process (nbclient, kernel ``python3``, in the
-  course's ``notebooks/`` folder so that its relative paths hold), ``--jobs`` at a time, each
-  within ``--timeout`` seconds (120 by default); when time is up the process and its kernel are
-  killed, and what the notebook saved before still counts. The grader keeps at most 4 MB of
-  what a notebook prints (it never reads it) and refuses a file over 20 MB unread;
+  course's ``notebooks/`` folder so that its relative paths hold), ``--jobs`` at a time (1 by
+  default), each within ``--timeout`` seconds (120 by default); when time is up the process and
+  its kernel are killed, and what the notebook saved before still counts. The grader keeps at
+  most 4 MB of what a notebook prints (it never reads it) and refuses a file over 20 MB unread;
 * **credit comes only from the grader's own checks**: the exercises' templates are read from
-  the course's chapters (:func:`mlmlib.course._run.templates`), never from the submission. The
+  the course's chapters (:mod:`mlmlib.course._templates`), never from the submission. The
   grader injects its own cells around each answer (the code cells right after an exercise's
   heading): one forgets the answer's names (``my_answer``), one saves their values
   (cloudpickle, by value). Then a fresh process per student imports the checkers from
   :mod:`mlmlib.exercises` itself and calls each template's checker call on the saved values,
-  with the chapter's data (``W``, ``scores``) taken from the grader's own run of the student
-  edition, made once per chapter per grading run when a checker call needs such data;
+  with the chapter's data (``W``, ``h_new``) taken from the grader's own run of the student
+  edition, made once per chapter per grading run where a checker call reads such data;
 * **the gradebook**: ``DIR/gradebook.csv`` and ``DIR/gradebook.html``, a row per student
   (sorted), a column per exercise of the chapters present (its label and the site's number:
   ``ex-a-slot-loss (Exercise 9)``, in book order), the number of right answers and a notes
   column. Each cell is ``right``; ``wrong: <the checker's message, naming the mistake>``;
-  ``not answered`` (the template untouched, its name missing, or no notebook for the
-  chapter); or ``error: <one line>`` (the answer's cells raised and left no answer, the
-  notebook stopped before the answer was saved, the file is not a notebook of this chapter);
+  ``not answered`` (the template untouched, the answer's name missing, an answer of the wrong
+  kind with the checker's message, or no notebook for the chapter); or ``error: <one line>``
+  (the answer's cells raised and left no answer, the notebook stopped before the answer was
+  saved, the file is not a notebook of this chapter);
 * **bad submissions** get a note and the run goes on: a file that is not JSON, or JSON that is
   not a notebook; another chapter's notebook under this chapter's name (told by the exercise
   labels it holds); a cell that never ends; a kernel that exits; a very large output; a
@@ -31,11 +32,14 @@ Does: ``python -m mlmlib.course.grade SUBMISSIONS/ --out gradebook``, where
   file that is not a chapter of the course.
 
 The command prints a one-line summary and exits 0 when it graded, whatever the students got;
-1 with ``error: ...`` for a bad command line (no such folder, no notebook at all).
+1 with ``error: ...`` for a bad command line (no such folder, no notebook at all). POSIX only
+(Linux, macOS): it kills process groups.
 
 Threat model: the grader guards against a submission that prints "Correct", fakes its stored
 outputs, or replaces or patches the checkers or mlmlib inside its own kernel: none of that
-reaches the checking process, which imports mlmlib afresh and reads only the saved values.
+reaches the checking process, which imports mlmlib afresh and reads only the saved values. An
+answer that replaces a name of mlmlib, NumPy, PyTorch, ``math`` or the builtins while it is
+loaded or checked gets an error, and the next answers are checked in a new process.
 Does not: sandbox deliberately malicious code. A student's notebook runs with the teacher's
 rights, and a student's function runs inside the checking process when the checker calls it
 (unpickling a value can run code too): grade untrusted work inside a container.
