@@ -443,3 +443,21 @@ def test_a_bad_command_line_is_refused_in_one_line(tmp_path, capsys, argv, words
     assert grader.main([*argv, "--root", str(ROOT)]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: ") and words in err and err.count("\n") == 1, err
+
+
+def test_a_failed_reference_run_is_an_error_in_each_cell_that_needs_its_data(tmp_path):
+    import pickle
+
+    import mlmlib.exercises as exercises
+    from mlmlib.course import _grading, _run
+
+    saved = tmp_path / f"{SUM}.pkl"
+    saved.write_bytes(pickle.dumps({"saved": {"my_answer": pickle.dumps(0.5)}, "failed": {}}))
+    entry = _grading.Submission("ada", f"{SUMMARY}.ipynb", SUMMARY, spots={SUM: saved})
+    reference = _grading.Submission("", f"editions/student/{SUMMARY}.ipynb", SUMMARY,
+                                    stopped="the kernel died")
+    template = next(t for t in templates(Book(ROOT), f"notebooks/{SUMMARY}") if t.label == SUM)
+    [item] = _grading.items(entry, [template], reference)
+    checkers = {name: getattr(exercises, name) for name in exercises.__all__}
+    assert _run._check_one(item, checkers, exercises.Verdict) == (
+        "error", "the grader's own run of the student edition stopped: the kernel died")

@@ -48,14 +48,17 @@ SAVE_CAP = 20_000_000
 
 
 # ---------------------------------------------------------------------- the copy
+# The grader's cells in a student's kernel; builtins by their module, in case the student
+# gave one of their names to something else (max = ..., len = ...).
 _FORGET = """\
 for _mlmlib_grade_name in {names!r}:  # the grader: start this exercise without old answers
-    globals().pop(_mlmlib_grade_name, None)
+    __import__("builtins").globals().pop(_mlmlib_grade_name, None)
 del _mlmlib_grade_name
 """
 
 _SAVE = """\
 def _mlmlib_grade_save(path, names, space):  # the grader: keep these names' values
+    import builtins
     import pickle
 
     import cloudpickle
@@ -65,18 +68,19 @@ def _mlmlib_grade_save(path, names, space):  # the grader: keep these names' val
         if name in space:
             try:
                 data = cloudpickle.dumps(space[name])
-            except Exception as err:
-                failed[name] = f"{{type(err).__name__}}: {{err}}"[:200]
+            except builtins.Exception as err:
+                failed[name] = f"{{builtins.type(err).__name__}}: {{err}}"[:200]
             else:
-                if len(data) > {cap}:
-                    failed[name] = f"its value takes {{len(data):,}} bytes, more than {cap:,}"
+                size = builtins.len(data)
+                if size > {cap}:
+                    failed[name] = f"its value takes {{size:,}} bytes, more than {cap:,}"
                 else:
                     saved[name] = data
-    with open(path, "wb") as file:
+    with builtins.open(path, "wb") as file:
         pickle.dump({{"saved": saved, "failed": failed}}, file)
 
 
-_mlmlib_grade_save({path!r}, {names!r}, globals())
+_mlmlib_grade_save({path!r}, {names!r}, __import__("builtins").globals())
 del _mlmlib_grade_save
 """
 

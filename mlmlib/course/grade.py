@@ -7,8 +7,9 @@ Does: ``python -m mlmlib.course.grade SUBMISSIONS/ --out gradebook``, where
 * **running**: each notebook runs in its own process (nbclient, kernel ``python3``, in the
   course's ``notebooks/`` folder so that its relative paths hold), ``--jobs`` at a time (1 by
   default), each within ``--timeout`` seconds (120 by default); when time is up the process and
-  its kernel are killed, and what the notebook saved before still counts. The grader keeps at
-  most 4 MB of what a notebook prints (it never reads it) and refuses a file over 20 MB unread;
+  its kernel are killed, and what the notebook saved before still counts (a student's checks
+  get the same time; one that hangs costs only its answer). The grader keeps at most 4 MB of
+  what a notebook prints (it never reads it) and refuses a file over 20 MB unread;
 * **credit comes only from the grader's own checks**: the exercises' templates are read from
   the course's chapters (:mod:`mlmlib.course._templates`), never from the submission. The
   grader injects its own cells around each answer (the code cells right after an exercise's
@@ -125,14 +126,14 @@ class Gradebook:
                 f"{len(self.columns)} exercise{'s' * (len(self.columns) != 1)}: {counts}")
 
     def html(self) -> str:
-        def cell(text: str, tag: str = "td") -> str:
+        def cell(text: str) -> str:
             state = text.split(":")[0]
             kind = f' class="{state.replace(" ", "-")}"' if state in STATES else ""
-            return f"<{tag}{kind}>{html.escape(text)}</{tag}>"
+            return f"<td{kind}>{html.escape(text)}</td>"
 
         head = "".join(f"<th>{html.escape(h)}</th>" for h in self.header())
-        body = "\n".join("<tr>" + cell(r[0], "th") + "".join(cell(c) for c in r[1:]) + "</tr>"
-                         for r in self.table())
+        body = "\n".join(f"<tr><th>{html.escape(r[0])}</th>" + "".join(cell(c) for c in r[1:])
+                         + "</tr>" for r in self.table())
         return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
