@@ -21,7 +21,7 @@ CONSTRAINTS ?= constraints.txt
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=23.2"
-	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e ".[book,test]"
+	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e ".[book,test,course]"
 	touch $(STAMP)
 
 # The live figures carry mlmlib/widgets/live.js inside their outputs, and the build reuses a

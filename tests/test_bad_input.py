@@ -30,8 +30,10 @@ from mlmlib.corpora import (
     tokens_of,
     unigram_baseline,
 )
+from mlmlib.course._templates import stub_template, templates
 from mlmlib.course.book import Book
 from mlmlib.course.edition import answer_key, student_cells
+from mlmlib.course.grade import grade, write_gradebook
 from mlmlib.exercises import (
     bert_parameter_count,
     check_branch_counts,
@@ -69,6 +71,9 @@ SPECIAL = {"[PAD]": 0, "[CLS]": 2, "[SEP]": 3}
 WORLD = ToyWorld()
 SENT = ["the", "cat", "sat", "."]
 ROWS = Batch(IDS, torch.ones_like(IDS), torch.zeros_like(IDS))
+
+
+LIB_DIR = Path(__file__).resolve().parent.parent / "mlmlib"  # folders, but not one notebook
 
 
 @functools.cache
@@ -651,6 +656,36 @@ EXERCISES = [
     case(lambda: answer_key({"a": "text"}), TypeError, "Book", id="answer_key-not-a-book"),
     case(lambda: Book("/"), ValueError, "not a clone of the course", "_config.yml",
          id="book-not-a-clone"),
+    case(lambda: grade(42), TypeError, "submissions", "int", id="grade-submissions-int"),
+    case(lambda: grade("/no/such/folder"), ValueError, "/no/such/folder", "not a folder",
+         id="grade-no-such-folder"),
+    case(lambda: grade(LIB_DIR), ValueError, "no notebook in", "<student>/<chapter>.ipynb",
+         id="grade-no-notebook"),
+    case(lambda: grade(LIB_DIR, timeout=0), ValueError, "timeout", "positive",
+         id="grade-timeout-0"),
+    case(lambda: grade(LIB_DIR, timeout=NAN), ValueError, "timeout", "positive",
+         id="grade-timeout-nan"),
+    case(lambda: grade(LIB_DIR, timeout="60"), TypeError, "timeout", "'60'",
+         id="grade-timeout-str"),
+    case(lambda: grade(LIB_DIR, jobs=0), ValueError, "jobs", "at least 1", id="grade-jobs-0"),
+    case(lambda: grade(LIB_DIR, jobs=1.5), TypeError, "jobs", "whole", id="grade-jobs-float"),
+    case(lambda: grade(LIB_DIR, root=3), TypeError, "root", "path", id="grade-root-int"),
+    case(lambda: grade(LIB_DIR, root="/"), ValueError, "not a clone of the course",
+         id="grade-root-not-a-clone"),
+    case(lambda: write_gradebook({"ada": "right"}, "out"), TypeError, "Gradebook", "dict",
+         id="write_gradebook-dict"),
+    case(lambda: templates("book", "notebooks/worked_a_standard_mask"), TypeError, "Book",
+         id="templates-not-a-book"),
+    case(lambda: templates(_book(), "notebooks/nowhere"), ValueError, "nowhere", "not a page",
+         id="templates-no-such-page"),
+    case(lambda: stub_template("ex-x", "my_answer = (\n"), ValueError, "ex-x", "not Python",
+         id="stub_template-syntax-error"),
+    case(lambda: stub_template("ex-x", "my_answer = None"), ValueError, "ex-x",
+         "does not end with a call to a checker", id="stub_template-no-checker-call"),
+    case(lambda: stub_template("ex-x", "check_empty_loss(0.0)"), ValueError,
+         "grades no name", id="stub_template-no-answer"),
+    case(lambda: stub_template(1, "x"), TypeError, "label and source", "int",
+         id="stub_template-label-int"),
 ]
 
 

@@ -9,8 +9,10 @@ Does: what a reader outside the site and a teacher run, from a clone of the cour
   the student edition (``editions/``), the answer key and the downloads the site offers;
 * :mod:`mlmlib.course.results` - the stored benchmark results a chapter reads, found from
   wherever the chapter is opened;
+* :mod:`mlmlib.course.grade` - ``python -m mlmlib.course.grade SUBMISSIONS/ --out DIR``: a
+  class's notebooks run and checked by the course's own checkers, into a CSV and HTML gradebook;
 
-Does not: check an answer (:mod:`mlmlib.exercises` does), or belong to the core: nothing in
+Does not: write a checker (:mod:`mlmlib.exercises` holds them; the grader calls them), or belong to the core: nothing in
 the core imports it.
 
 >>> from mlmlib.course.myst import admonition
