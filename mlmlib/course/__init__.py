@@ -12,8 +12,8 @@ Does: what a reader outside the site and a teacher run, from a clone of the cour
 * :mod:`mlmlib.course.grade` - ``python -m mlmlib.course.grade SUBMISSIONS/ --out DIR``: a
   class's notebooks run and checked by the course's own checkers, into a CSV and HTML gradebook;
 
-Does not: write a checker (:mod:`mlmlib.exercises` holds them; the grader calls them), or belong to the core: nothing in
-the core imports it.
+Does not: define a checker (:mod:`mlmlib.exercises` holds them; the grader calls them), or
+belong to the core: nothing in the core imports it.
 
 >>> from mlmlib.course.myst import admonition
 >>> print(admonition("Note", "Read both sides.", dropdown=False))
