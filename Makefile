@@ -42,14 +42,17 @@ student: $(STAMP)
 editions: $(STAMP)
 	$(BIN)/python -m mlmlib.course.edition
 
-## make book: build the site into _build/html (re-executes only the notebooks that changed)
+## make book: build the site into _build/html (re-executes only the notebooks that changed), then
+## the whole book as one PDF, _build/html/mlm-course.pdf, which the site links (tools/book_pdf.py:
+## Chromium prints a single-page build; without Chromium or Playwright it says so and skips it)
 book: $(STAMP) $(LIVE_STAMP) student
 	$(BIN)/jupyter-book build . --builder html $(BUILD_FLAGS)
+	$(BIN)/python tools/book_pdf.py $(BUILD_FLAGS)
 
 ## make test: lint, the book build (warnings are errors), then library tests and doctests, every
 ## notebook through nbval, and the built site in a browser (tests/test_site.py)
 test: $(STAMP)
-	$(BIN)/ruff check mlmlib tests bench
+	$(BIN)/ruff check mlmlib tests bench tools
 	$(MAKE) --no-print-directory book
 	$(BIN)/python -m pytest --doctest-modules $(NBVAL_FLAGS) mlmlib tests notebooks
 
@@ -62,7 +65,7 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab --notebook-dir=$(CURDIR) $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check mlmlib tests bench
+	$(BIN)/ruff check mlmlib tests bench tools
 
 ## make serve: look at the built site on http://localhost:8000 (after make book)
 serve:
