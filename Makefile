@@ -45,15 +45,28 @@ editions: $(STAMP)
 ## make book: build the site into _build/html (re-executes only the notebooks that changed), then
 ## the whole book as one PDF, _build/html/mlm-course.pdf, which the site links (tools/book_pdf.py:
 ## Chromium prints a single-page build; without Chromium or Playwright it says so and skips it)
-book: $(STAMP) $(LIVE_STAMP) student
-	$(BIN)/jupyter-book build . --builder html $(BUILD_FLAGS)
-	$(BIN)/python tools/book_pdf.py $(BUILD_FLAGS)
+BOOK_CONFIG ?= _config.yml
+book: $(STAMP) $(LIVE_STAMP) student $(BOOK_CONFIG)
+	$(BIN)/jupyter-book build . --builder html $(BUILD_FLAGS) --config $(BOOK_CONFIG)
+	$(BIN)/python tools/book_pdf.py $(BUILD_FLAGS) --config $(BOOK_CONFIG)
 
-## make test: lint, the book build (warnings are errors), then library tests and doctests, every
-## notebook through nbval, and the built site in a browser (tests/test_site.py)
+# make test builds the site from the chapters' committed outputs (_config.yml with execution
+# off), and nbval then runs every chapter and compares it with those same outputs: each chapter
+# runs once, and the site shows exactly what a fresh run printed (nbval's sanitised and ignored
+# cells aside). make book, on its own, executes the chapters that changed.
+OUTPUTS_CONFIG := _build/_config.committed-outputs.yml
+$(OUTPUTS_CONFIG): _config.yml
+	mkdir -p _build
+	sed -e 's/^  execute_notebooks: cache$$/  execute_notebooks: "off"/' \
+	    -e 's/: book\/_ext /: ..\/book\/_ext /' _config.yml > $@  # paths from _build/
+	grep -q '^  execute_notebooks: "off"$$' $@ || { rm -f $@; echo "Makefile: _config.yml's execute_notebooks line moved"; exit 1; }
+
+## make test: lint, the book build from the committed outputs (warnings are errors), then the
+## library's tests and doctests, every notebook through nbval, the built site and JupyterLab in
+## a browser (tests/test_site.py, tests/test_lab.py), the PDF and the grader
 test: $(STAMP)
 	$(BIN)/ruff check mlmlib tests bench tools
-	$(MAKE) --no-print-directory book
+	$(MAKE) --no-print-directory book BOOK_CONFIG=$(OUTPUTS_CONFIG)
 	$(BIN)/python -m pytest --doctest-modules $(NBVAL_FLAGS) mlmlib tests notebooks
 
 ## make lab: JupyterLab on this machine, at the top of the clone: the chapters (notebooks/, their

@@ -30,9 +30,9 @@ Without Chromium or Playwright it prints one line saying that the PDF was not bu
 and exits with status 0: the site is complete without it. CI installs Chromium, and
 ``tests/test_pdf.py`` then requires the PDF.
 
-Usage (after the html build; ``make book`` passes the html build's flags)::
+Usage (after the html build; ``make book`` passes the html build's flags and configuration)::
 
-    python tools/book_pdf.py [-n] [-W] [--keep-going] [--out PATH] [--no-build]
+    python tools/book_pdf.py [-n] [-W] [--keep-going] [--config FILE] [--out PATH] [--no-build]
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def toc_parts() -> tuple[str, list[dict]]:
     return toc["root"], parts
 
 
-def build_single_page(nitpicky: bool, strict: bool, keep_going: bool) -> int:
+def build_single_page(nitpicky: bool, strict: bool, keep_going: bool, config_file: Path) -> int:
     """Sphinx's singlehtml builder with the html build's configuration, environment and
     doctrees (jupyter-book's own set-up, as ``jupyter-book build --builder singlehtml``)."""
     from jupyter_book.config import get_final_config
@@ -123,7 +123,7 @@ def build_single_page(nitpicky: bool, strict: bool, keep_going: bool) -> int:
                  "latex_individualpages": False}
     if nitpicky:
         overrides["nitpicky"] = True
-    config, _ = get_final_config(user_yaml=ROOT / "_config.yml", cli_config=overrides,
+    config, _ = get_final_config(user_yaml=config_file, cli_config=overrides,
                                  sourcedir=ROOT, use_external_toc=True)
     with patch_docutils(None), docutils_namespace():
         app = Sphinx(srcdir=ROOT, confdir=None, outdir=SINGLE, doctreedir=DOCTREES,
@@ -293,6 +293,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-going", action="store_true",
                         help="with -W, report every warning before failing")
     parser.add_argument("--out", type=Path, default=OUT, help=f"default: {OUT.relative_to(ROOT)}")
+    parser.add_argument("--config", type=Path, default=ROOT / "_config.yml",
+                        help="the book's configuration, as the html build used it (make test "
+                             "builds with execution off: _build/_config.committed-outputs.yml)")
     parser.add_argument("--no-build", action="store_true",
                         help="print the single page already in _build/singlehtml")
     args = parser.parse_args(argv)
@@ -311,7 +314,8 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     if not args.no_build:
         try:
-            status = build_single_page(args.nitpicky, args.strict, args.keep_going)
+            status = build_single_page(args.nitpicky, args.strict, args.keep_going,
+                                       args.config.resolve())
         except Exception as exc:  # an extension's error: Sphinx has printed what it knows
             say(f"error: the single-page build stopped: {exc!r}", error=True)
             status = 1
