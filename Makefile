@@ -12,7 +12,7 @@ export PATH := $(BIN):$(PATH)
 BUILD_FLAGS := -n -W --keep-going
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: book test lint serve constraints clean student lab editions
+.PHONY: book test lint serve constraints clean student lab editions live-chapters
 
 # CONSTRAINTS=/dev/null installs the newest versions pyproject.toml's ranges allow instead of
 # the pins (the weekly workflow .github/workflows/newest.yml does, to catch upstream changes).
@@ -24,13 +24,51 @@ $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e ".[book,test,course]"
 	touch $(STAMP)
 
-# The live figures carry mlmlib/widgets/live.js inside their outputs, and the build reuses a
-# chapter's pages and outputs while its code is unchanged: when the live figures' code changes,
-# both are stale, so both are cleared (every chapter is read and runs again, once).
+# The chapters with live figures (found, not listed: those that import mlmlib.widgets), and what
+# the script inside each live output is built from (mlmlib.widgets.live.script).
+LIVE_CHAPTERS = $(shell grep -l 'mlmlib\.widgets' notebooks/*.ipynb)
+LIVE_SOURCES := mlmlib/widgets/live.py $(wildcard mlmlib/widgets/js/*.js)
+
+# make book executes the chapters through its cache (_build/.jupyter_cache), which is keyed on a
+# chapter's code, not on mlmlib's: a cached chapter would keep the live figures' script it ran
+# with. When the script's sources change, the cached runs whose live outputs carry another
+# script (by its hash, data-mlm-script) are forgotten, and the chapters with live figures are
+# touched, so that Sphinx reads them again and they run afresh; every other chapter keeps its
+# cache and its pages.
+define FORGET_STALE_LIVE_RUNS
+import os, re
+from mlmlib.widgets import script_hash
+if os.path.isdir("_build/.jupyter_cache"):
+    from jupyter_cache import get_cache
+    cache = get_cache("_build/.jupyter_cache")
+    for record in cache.list_cache_records():
+        cells = cache.get_cache_bundle(record.pk).nb.cells
+        html = "".join("".join(o.get("data", {}).get("text/html", ""))
+                       for c in cells for o in c.get("outputs", []))
+        if 'class="mlm-live"' in html and \
+                set(re.findall(r'data-mlm-script="(\w*)"', html)) != {script_hash()}:
+            cache.remove_cache(record.pk)
+            print("make: forgot the cached run of", os.path.basename(record.uri))
+endef
+export FORGET_STALE_LIVE_RUNS
 LIVE_STAMP := _build/.live-figures-stamp
-$(LIVE_STAMP): mlmlib/widgets/live.js mlmlib/widgets/live.py
-	rm -rf _build/.jupyter_cache _build/.doctrees
+$(LIVE_STAMP): $(LIVE_SOURCES)
+	$(BIN)/python -c "$$FORGET_STALE_LIVE_RUNS"
+	touch $(LIVE_CHAPTERS)
 	mkdir -p _build && touch $@
+
+## make live-chapters: re-execute, in place, the chapters with live figures (found: those that
+## import mlmlib.widgets), so that their committed outputs carry the current script, then rewrite
+## the editions; run it after changing mlmlib/widgets (tests/test_widgets.py fails until then),
+## and commit notebooks/ and editions/
+live-chapters: $(STAMP)
+	cd notebooks && for nb in $(notdir $(LIVE_CHAPTERS)); do \
+	    echo "live-chapters: $$nb"; \
+	    $(BIN)/jupyter nbconvert --to notebook --execute --inplace --log-level=WARN \
+	        --ExecutePreprocessor.timeout=1800 --ExecutePreprocessor.record_timing=False \
+	        "$$nb" || exit 1; \
+	done
+	$(EDITIONS)
 
 ## make student: the student edition (solutions out) and the answer key, in
 ## _build/student-edition/downloads (the site offers them for download)
@@ -39,8 +77,9 @@ student: $(STAMP)
 
 ## make editions: rewrite editions/ (the notebook and student editions, committed) from the
 ## chapters; run it after changing a chapter (tests/test_editions.py fails until they agree)
+EDITIONS = $(BIN)/python -m mlmlib.course.edition
 editions: $(STAMP)
-	$(BIN)/python -m mlmlib.course.edition
+	$(EDITIONS)
 
 ## make book: build the site into _build/html (re-executes only the notebooks that changed), then
 ## the whole book as one PDF, _build/html/mlm-course.pdf, which the site links (tools/book_pdf.py:

@@ -61,7 +61,6 @@ from mlmlib.masking import (
 from mlmlib.model import BertConfig, MiniBert
 from mlmlib.tokenizer import WordPiece, WordVocab
 from mlmlib.toyworld import ToyWorld, compare_with_exact
-from mlmlib.widgets import Explorer, mask_picker, neg_log_slider, slot_sliders, softmax_sliders
 
 NAN = float("nan")
 V = 20  # ids 0..4 special, 5..19 ordinary
@@ -747,44 +746,6 @@ def test_bad_input_vocab_save_keeps_an_existing_file(refuses, tmp_path):
     assert WordPiece.from_file(tmp_path / "new.txt").vocab == wp.vocab
 
 
-# ----------------------------------------------------------------------------- widgets
-
-WIDGETS = [
-    case(lambda: softmax_sliders([1, 2, 3], ["a", "b"]), ValueError, "2 words but 3 scores",
-         id="softmax_sliders-mismatch"),
-    case(lambda: softmax_sliders([1, 2], "ab"), TypeError, "words", "pass a list",
-         id="softmax_sliders-str-words"),
-    case(lambda: softmax_sliders([NAN, 2], ["a", "b"]), ValueError, "scores", "finite",
-         id="softmax_sliders-nan"),
-    case(lambda: neg_log_slider(0.0), ValueError, "p", "(0, 1]", id="neg_log_slider-zero"),
-    case(lambda: neg_log_slider(2.0), ValueError, "p", id="neg_log_slider-above-1"),
-    case(lambda: neg_log_slider("0.5"), TypeError, "p", id="neg_log_slider-str"),
-    case(lambda: neg_log_slider(0.5, points={"your p": 0.1}), ValueError, "your p",
-         id="neg_log_slider-name-taken"),
-    case(lambda: slot_sliders({"a": 0.0}), ValueError, "'a'", "(0, 1]", id="slot_sliders-zero"),
-    case(lambda: slot_sliders([0.5]), TypeError, "probs", "dict", id="slot_sliders-list"),
-    case(lambda: slot_sliders({1: 0.5}), TypeError, "slot names", "strings",
-         id="slot_sliders-int-name"),
-    case(lambda: mask_picker("the cat"), TypeError, "tokens", "pass a list",
-         id="mask_picker-str"),
-    case(lambda: mask_picker([]), ValueError, "tokens", "empty", id="mask_picker-empty"),
-    case(lambda: softmax_sliders([1, 2], [None, "a"]), TypeError, "words", "strings",
-         id="softmax_sliders-none-word"),
-    case(lambda: Explorer([], lambda: 5), TypeError, "draw()", "figure", "int",
-         id="Explorer-draw-returns-int"),
-    case(lambda: Explorer([], None), TypeError, "draw", "function", id="Explorer-draw-none"),
-    case(lambda: Explorer("abc", Figure), TypeError, "controls", "list",
-         id="Explorer-controls-str"),
-    case(lambda: Explorer([1, 2], Figure), TypeError, "controls", "ipywidgets",
-         id="Explorer-controls-ints"),
-]
-
-
-@pytest.mark.parametrize(("call", "error", "words"), WIDGETS)
-def test_bad_input_widgets(refuses, call, error, words):
-    refuses(call, error, *words)
-
-
 # ----------------------------------------------------------------------------- the fixes
 
 
@@ -882,5 +843,3 @@ def test_valid_variants_are_accepted():
     grid = Figure().subplots(2, 2)  # edge_cases draws on a 2 x 2 grid of axes
     assert plots.edge_cases(ax=grid) is grid[0, 0].figure
     assert plots.loss_tower({"perfect": 0.0}).axes[0].get_ylim()[1] > 0
-    wide = softmax_sliders([8.0, 0.0], ["a", "b"])  # a score beyond the default range of 5
-    assert wide.controls[0].value == 8.0

@@ -1,60 +1,22 @@
-"""Drive the widgets as a reader would: change a control, check the figure followed."""
+"""The live figures: one deterministic HTML output each, the settings the page needs, bad input
+refused, the script's modules shipped with the package, and every committed live output
+carrying the current script (tests/test_live_js.py and tests/test_site.py run it in Chromium)."""
+
+import fnmatch
+import hashlib
+import json
+import re
+import tomllib
+from pathlib import Path, PurePosixPath
 
 import numpy as np
+import pytest
+from matplotlib.figure import Figure
 
-from mlmlib.loss import softmax
-from mlmlib.widgets import mask_picker, neg_log_slider, slot_sliders, softmax_sliders
-
-
-def test_softmax_sliders_redraw_the_bars():
-    w = softmax_sliders([1, 2, 0, 1], ["the", "cat", "mat", "sat"], truth="cat")
-    first = w.figure
-    assert np.allclose([b.get_height() for b in first.axes[2].patches], softmax([1, 2, 0, 1]))
-    w.controls[2].value = 4.0  # "mat"
-    assert w.figure is not first
-    assert np.allclose([b.get_height() for b in w.figure.axes[2].patches],
-                       softmax([1, 2, 4, 1]))
-    assert "softmax explorer" in repr(w) and "model_id" not in repr(w)
-
-
-def test_neg_log_slider_moves_the_point():
-    w = neg_log_slider(0.5)
-    w.controls[0].value = 0.25
-    x, y = w.figure.axes[0].lines[-1].get_data()
-    assert np.isclose(x[0], 0.25) and np.isclose(y[0], -np.log(0.25))
-
-
-def test_slot_sliders_restack_the_tower():
-    w = slot_sliders({"P(sat)": 0.4, "P(the)": 0.2})
-    tower = w.figure.axes[-1]
-    assert np.isclose(sum(p.get_height() for p in tower.patches), -np.log(0.08))
-    w.controls[1].value = 1.0
-    tower = w.figure.axes[-1]
-    assert np.isclose(sum(p.get_height() for p in tower.patches), -np.log(0.4))
-
-
-def test_mask_picker_updates_m():
-    w = mask_picker(["the", "cat", "sat"])
-    assert w.figure.texts[0].get_text() == "M = {} (empty)"
-    w.controls[1].value = True
-    assert w.figure.texts[0].get_text() == "M = {2}"
-    reads = [t.get_text() for t in w.figure.axes[0].texts]
-    assert reads == ["the", "?", "sat"]
-    w.controls[2].value = True
-    assert w.figure.texts[0].get_text() == "M = {2, 3}"
-
-
-# ----------------------------------------------------------------------------- live figures
-# (tests/test_site.py moves their controls in Chromium and compares the numbers with mlmlib)
-
-import json  # noqa: E402
-import re  # noqa: E402
-
-import pytest  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
-from mlmlib.toyworld import ToyWorld  # noqa: E402
-from mlmlib.widgets import (  # noqa: E402
+from mlmlib.plots.walkthrough import DIAL_BANDS, EDGE_TITLES, SOFTMAX_STAGES
+from mlmlib.toyworld import ToyWorld
+from mlmlib.widgets import (
+    MODULES,
     LiveFigure,
     live_dial,
     live_edge_cases,
@@ -63,7 +25,13 @@ from mlmlib.widgets import (  # noqa: E402
     live_posterior,
     live_softmax,
     live_tower,
+    read_sentence,
+    script,
+    script_hash,
 )
+
+ROOT = Path(__file__).resolve().parent.parent
+JS = ROOT / "mlmlib" / "widgets" / "js"
 
 SENTENCE = ["the", "fat", "cat", "sat", "on", "the", "mat"]
 LIVE = {
@@ -95,17 +63,27 @@ def test_a_live_figure_is_one_deterministic_html_output_with_a_static_picture(ki
     assert re.search(r'<img alt="[^"]+" style="max-width:100%" src="data:image/png;base64,'
                      r'iVBOR', html), "no static picture for a reader without JavaScript"
     assert isinstance(fig.static(), Figure)
-    assert html.count("<script>") == 1 and "window.mlmLive" in html
+    assert html.count(f'<script data-mlm-script="{script_hash()}">{script()}</script>') == 1
+    assert html.count("<script") == 2  # the settings (JSON) and the script, nothing else
     assert "http://" not in html.replace("http://www.w3.org/2000/svg", "")  # nothing to fetch
     assert "https://" not in html
     assert "its controls work in a browser" in repr(fig)
 
 
+def _values(fig: LiveFigure) -> list:
+    return [s["value"] for s in fig.config["sliders"]]
+
+
 def test_live_figures_carry_what_the_page_needs():
-    assert live_softmax([1, 2], ["a", "b"]).config["scores"] == [1.0, 2.0]
-    assert live_softmax(np.array([0.1, 0.7]) * 3, ["a", "b"]).config["scores"] == [0.3, 2.1]
-    assert live_dial(0.1 + 0.2).config["p"] == 0.3  # on the steps, up to float noise
-    assert live_tower(SENTENCE, {6: 0.7, 1: 0.4}).config["probs"] == {1: 0.4, 6: 0.7}
+    assert _values(live_softmax([1, 2], ["a", "b"])) == [1.0, 2.0]
+    assert _values(live_softmax(np.array([0.1, 0.7]) * 3, ["a", "b"])) == [0.3, 2.1]
+    assert _values(live_dial(0.1 + 0.2)) == [0.3]  # on the steps, up to float noise
+    wide = live_softmax([8.0, -6.5, 0.0], ["a", "b", "c"]).config["sliders"]
+    assert [(s["min"], s["max"], s["step"]) for s in wide] == [(-5, 8, 0.1), (-7, 5, 0.1),
+                                                              (-5, 5, 0.1)]
+    tower = live_tower(SENTENCE, {6: 0.7, 1: 0.4}).config
+    assert tower["probs"] == {1: 0.4, 6: 0.7}
+    assert tower["slot_names"][5] == "P(x₆ = the)" and tower["blocks"][1] == "−log P(x₂ = fat)"
     world = ToyWorld(max_len=12)
     tables = live_posterior(world, "the ___ sat .").config["world"]
     assert tables["max_len"] == 12 and len(tables["states"]) == 14
@@ -118,11 +96,61 @@ def test_live_figures_carry_what_the_page_needs():
     assert tables["trans"] == world.trans.tolist() and tables["stop"] == world.stop.tolist()
 
 
-def test_the_live_script_is_inlined_once_per_figure_and_mounts_every_figure():
-    html = live_dial(0.5)._repr_html_()
-    script = html.split("<script>", 1)[1]
-    assert "if (window.mlmLive) { window.mlmLive.mountAll(); return; }" in script
-    assert ".mlm-live:not([data-mounted])" in script
+def test_the_live_script_is_its_modules_in_one_function_and_mounts_every_figure():
+    built = script()
+    body = built[built.index("(function () {"):]
+    assert body.startswith('(function () {\n"use strict";\n') and body.endswith("})();\n")
+    at = [body.index((JS / name).read_text(encoding="utf-8")) for name in MODULES]
+    assert at == sorted(at), "the modules are put together in MODULES' order"
+    assert "if (window.mlmLive) { window.mlmLive.mountAll(); return; }" in built
+    assert ".mlm-live:not([data-mounted])" in built
+    assert script_hash() == hashlib.sha256(built.encode()).hexdigest()[:16]
+
+
+def test_the_script_modules_are_small_and_say_what_they_do():
+    assert sorted(p.name for p in JS.glob("*.js")) == sorted(MODULES), "a module not in MODULES"
+    for name in MODULES:
+        text = (JS / name).read_text(encoding="utf-8")
+        assert len(text.splitlines()) <= 150, f"{name}: more than 150 lines"
+        assert text.startswith(f"/* {name} - ") and "Does not" in text.split("*/", 1)[0], \
+            f"{name}: open with a comment saying what it does and does not do"
+        assert not re.search(r"^(let|var) ", text, re.M), f"{name}: a mutable global"
+        assert not re.search(r"^function \w+\((\w+, ){4,}", text, re.M), \
+            f"{name}: a helper with five or more positional arguments: take an options object"
+
+
+def _strings(value, skip=("kind", "tokens", "words", "world", "sentence", "mask_token", "truth",
+                          "points", "hidden", "probs", "pattern", "slot_names", "blocks")):
+    """The text a figure's settings carry (its data aside: words, tokens, the world)."""
+    if isinstance(value, dict):
+        return [s for k, v in value.items() if k not in skip for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return [value] if isinstance(value, str) else []
+
+
+def test_the_script_holds_no_word_colour_or_number_that_python_sends():
+    code = re.sub(r"/\*.*?\*/|//[^\n]*", "", "".join(
+        (JS / name).read_text(encoding="utf-8") for name in MODULES), flags=re.S)
+    sent = {s for make in LIVE.values() for s in _strings(make().config) if len(s) > 5}
+    assert "1. raw scores s_v" in sent and "#D55E00" in sent  # the walk sees the settings
+    typed = sorted(s for s in sent if s in code)
+    assert not typed, f"typed in the script as well as sent by Python: {typed}"
+    assert not re.findall(r"#[0-9A-Fa-f]{3,8}\b", code), "a colour in the script: send it"
+    literals = set(re.findall(r"(?<![\w.])\d*\.?\d+(?:e-?\d+)?", code))
+    for shared in ("1.22", "0.85", "0.8", "0.01", "0.001", "1e-12", "1e-3", "0.1", "___"):
+        assert shared not in literals, f"{shared} is typed in the script: send it from Python"
+    assert DIAL_BANDS[1][:2] == (0.5, 0.8) and EDGE_TITLES[2].startswith("C.")  # what is sent
+    assert next(t for t, _ in SOFTMAX_STAGES) == "1. raw scores $s_v$"
+
+
+def test_read_sentence_as_the_page_reads_it():
+    assert read_sentence("The small ___ barked.") == (["the", "small", "___", "barked", "."], [2])
+    assert read_sentence("a [MASK] _ ran .\tThe") == (
+        ["a", "[mask]", "_", "ran", ".", "the"], [1, 2])
+    assert read_sentence("  ") == ([], [])
+    config = live_posterior(ToyWorld(), "the ___ sat .").config
+    assert config["rule"]["blanks"] == ["___", "_", "[mask]"]
 
 
 LIVE_BAD = [
@@ -170,10 +198,44 @@ def test_live_figure_settings_cannot_close_their_script_tag():
 
 
 def test_the_live_script_ships_with_the_package():
-    import tomllib
-    from pathlib import Path
+    """Colab installs mlmlib as a wheel: pyproject's package data must take every module."""
+    settings = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    globs = settings["package-data"]["mlmlib.widgets"]
+    files = [p.relative_to(JS.parent).as_posix() for p in JS.rglob("*") if p.is_file()]
+    assert files and set(MODULES) <= {PurePosixPath(f).name for f in files}
+    for name in files:
+        assert any(fnmatch.fnmatch(name, g) for g in globs), f"{name} is not package data"
 
-    root = Path(__file__).resolve().parent.parent
-    settings = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
-    assert "live.js" in settings["package-data"]["mlmlib.widgets"]  # Colab installs a wheel
-    assert (root / "mlmlib" / "widgets" / "live.js").is_file()
+
+# ------------------------------------------------------------- the committed outputs' script
+# nbval blanks the script's body (tests/nbval_sanitize.cfg), so an edit to it fails no chapter;
+# this test then keeps the committed outputs current: a reader who opens a notebook without
+# running it gets the script that mlmlib has now.
+
+SCRIPT = re.compile(r'<script data-mlm-script="([0-9a-f]*)">(.*?)</script>', re.S)
+NOTEBOOKS = sorted([*ROOT.glob("notebooks/*.ipynb"), *ROOT.glob("editions/notebooks/*.ipynb")])
+
+
+def _live_outputs(path: Path) -> list[str]:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    htmls = ["".join(o.get("data", {}).get("text/html", "")) for c in cells
+             for o in c.get("outputs", [])]
+    return [h for h in htmls if 'class="mlm-live"' in h]
+
+
+def test_every_committed_live_output_carries_the_current_script():
+    stale, found = [], {}
+    for path in NOTEBOOKS:
+        for html in _live_outputs(path):
+            scripts = SCRIPT.findall(html)
+            found[path] = found.get(path, 0) + 1
+            if len(scripts) != 1 or scripts[0][0] != script_hash() or \
+                    hashlib.sha256(scripts[0][1].encode()).hexdigest()[:16] != script_hash():
+                stale.append(path.relative_to(ROOT).as_posix())
+    assert not stale, (f"live outputs with another script than mlmlib's ({script_hash()}): "
+                       f"{sorted(set(stale))}; run make live-chapters, then commit the chapters "
+                       "and editions/")
+    chapters = [p for p in ROOT.glob("notebooks/*.ipynb") if "mlmlib.widgets" in p.read_text()]
+    assert len(chapters) >= 8 and all(p in found for p in chapters), \
+        f"a chapter that uses mlmlib.widgets has no live output: {set(chapters) - set(found)}"
+    assert all(ROOT / "editions" / "notebooks" / p.name in found for p in chapters)

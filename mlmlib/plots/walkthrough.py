@@ -39,6 +39,38 @@ from mlmlib.plots._common import (
     _titled,
 )
 
+# What the live figures (mlmlib.widgets.live) draw with too: defined once, here, used by the
+# pictures below and sent to the page in each live figure's settings.
+
+# A word's box: marked (hatched) or plain.
+MARKED_FILL, PLAIN_FILL = "#FBE3D6", "#E8F1F8"
+# Step 2's two rows, each titled in TeX (matplotlib) and in plain text (the page).
+ROW_TITLES = (("the model reads  $\\mathbf{x}_{\\setminus M}$", "the model reads  x without M"),
+              ("it must produce the hidden words  $x_i$, $i \\in M$",
+               "it must produce the hidden words  x_i, i in M"))
+# Step 3's dial: its coloured bands (from, to, colour), its ticks, where the ticks' numbers sit
+# and how long the needle is (both as a share of the dial's radius).
+DIAL_BANDS = ((0.0, 0.5, OKABE_ITO["vermillion"]), (0.5, 0.8, OKABE_ITO["yellow"]),
+              (0.8, 1.0, OKABE_ITO["green"]))
+DIAL_TICKS = (0, 0.25, 0.5, 0.75, 1)
+DIAL_TICK_RADIUS, DIAL_NEEDLE = 1.22, 0.85
+# Softmax's three stages: each panel's title (TeX) and its axis label.
+SOFTMAX_STAGES = (("1. raw scores $s_v$", "score"),
+                  ("2. exponentiate: every weight positive", "exp(score)"),
+                  ("3. divide by Z: probabilities that sum to 1", "probability"))
+# Room above (and below) a bar chart's bars, as a share of their range.
+BAR_HEADROOM = 0.25
+# The curve -log p: where it starts, its x label, its y label in TeX and in plain text.
+NEG_LOG_P_MIN = 1e-3
+NEG_LOG_XLABEL = "p, the probability given to the true word"
+NEG_LOG_YLABEL = ("loss  $-\\log p$", "loss  \u2212log p")
+# The blocks of a loss tower, in turn.
+STACK_COLOURS = tuple(OKABE_ITO[c] for c in ("blue", "orange", "green", "purple", "sky", "yellow"))
+# Step 7: the smallest probability drawn, and the four cases' titles.
+EDGE_P_MIN = 1e-12
+EDGE_TITLES = ("A. M empty: loss = 0", "B. perfect, P = 1: loss = 0",
+               "C. P -> 0: loss -> infinity", "D. corrupted slots still count")
+
 
 def token_row(tokens: Sequence[str], highlight: Sequence[int] = (),
               notes: dict[int, str] | None = None, title: str | None = None,
@@ -90,7 +122,7 @@ def token_row(tokens: Sequence[str], highlight: Sequence[int] = (),
 
 def _box(i: int, marked: bool) -> FancyBboxPatch:
     return FancyBboxPatch((i + 0.06, 0.06), 0.88, 0.88, boxstyle="round,pad=0.02",
-                          facecolor="#FBE3D6" if marked else "#E8F1F8",
+                          facecolor=MARKED_FILL if marked else PLAIN_FILL,
                           edgecolor=TRUTH_COLOUR if marked else OTHER_COLOUR,
                           hatch="//" if marked else None, linewidth=1.6 if marked else 1.0)
 
@@ -111,12 +143,10 @@ def reads_and_answers(tokens: Sequence[str], positions: Sequence[int],
         top, bottom = _given_axes(ax, 2)
         fig = top.figure
     reads = [mask_token if i in positions else t for i, t in enumerate(tokens)]
-    token_row(reads, covered=positions, ax=top,
-              title="the model reads  $\\mathbf{x}_{\\setminus M}$")
+    token_row(reads, covered=positions, ax=top, title=ROW_TITLES[0][0])
     answers = [t if i in positions else "" for i, t in enumerate(tokens)]
     token_row(answers, highlight=positions,
-              notes={i: f"$x_{{{i + 1}}}$" for i in positions}, ax=bottom,
-              title="it must produce the hidden words  $x_i$, $i \\in M$")
+              notes={i: f"$x_{{{i + 1}}}$" for i in positions}, ax=bottom, title=ROW_TITLES[1][0])
     top.set_ylim(bottom.get_ylim())  # the same scale, so the two rows line up
     _alt([top, bottom], f"Two rows of {len(tokens)} word boxes. The model reads: "
          f"{' '.join(_plain(t) for t in reads)}. It must produce the hidden words: "
@@ -130,16 +160,15 @@ def probability_dial(p: float, label: str = "P(truth)", ax=None) -> Figure:
     p = float(_numbers(p, "p (a probability)", 0, 1, ndim=0))
     fig, ax = _single_axes(ax, (3.6, 2.3))
     angles = np.linspace(np.pi, 0, 200)
-    for lo, hi, colour in [(0, 0.5, OKABE_ITO["vermillion"]), (0.5, 0.8, OKABE_ITO["yellow"]),
-                           (0.8, 1.0, OKABE_ITO["green"])]:
+    for lo, hi, colour in DIAL_BANDS:
         seg = angles[int(lo * 199):int(hi * 199) + 1]
         ax.plot(np.cos(seg), np.sin(seg), color=colour, linewidth=10, solid_capstyle="butt")
-    for tick in (0, 0.25, 0.5, 0.75, 1):
+    for tick in DIAL_TICKS:
         a = np.pi * (1 - tick)
-        ax.text(1.22 * np.cos(a), 1.22 * np.sin(a), f"{tick:g}", ha="center", va="center",
-                fontsize=FONT_SIZE - 2)
+        ax.text(DIAL_TICK_RADIUS * np.cos(a), DIAL_TICK_RADIUS * np.sin(a), f"{tick:g}",
+                ha="center", va="center", fontsize=FONT_SIZE - 2)
     a = np.pi * (1 - p)
-    ax.annotate("", xy=(0.85 * np.cos(a), 0.85 * np.sin(a)), xytext=(0, 0),
+    ax.annotate("", xy=(DIAL_NEEDLE * np.cos(a), DIAL_NEEDLE * np.sin(a)), xytext=(0, 0),
                 arrowprops={"arrowstyle": "-|>", "color": "black", "linewidth": 2})
     ax.plot(0, 0, "o", color="black", markersize=6)
     ax.text(0, -0.28, f"{label} = {p:.4f}", ha="center", va="center", fontsize=FONT_SIZE)
@@ -163,7 +192,7 @@ def _bars(ax, words, values, truth_index, fmt, ylabel):
     ax.set_ylabel(ylabel, fontsize=FONT_SIZE)
     ax.tick_params(labelsize=FONT_SIZE)
     low, high = min(0.0, float(np.min(values))), max(0.0, float(np.max(values)))
-    pad = 0.25 * (high - low or 1.0)
+    pad = BAR_HEADROOM * (high - low or 1.0)
     ax.set_ylim(low - (pad if low < 0 else 0), high + pad)
     ax.spines[["top", "right"]].set_visible(False)
 
@@ -192,13 +221,13 @@ def softmax_stages(scores: Sequence[float], words: Sequence[str], truth: str | N
     fig, (a1, a2, a3) = _axes(ax, 3, (5.6, 7.0))
     weights = np.exp(scores)  # the figure is for teaching-sized scores; softmax() is the stable one
     probs = softmax(scores)
-    _bars(a1, words, scores, truth_index, "{:g}", "score")
-    _bars(a2, words, weights, truth_index, "{:.4f}", "exp(score)")
-    _bars(a3, words, probs, truth_index, "{:.4f}", "probability")
-    a1.set_title("1. raw scores $s_v$", fontsize=FONT_SIZE, loc="left")
-    a2.set_title(f"2. exponentiate: every weight positive (total Z = {weights.sum():.4f})",
-                 fontsize=FONT_SIZE, loc="left")
-    a3.set_title("3. divide by Z: probabilities that sum to 1", fontsize=FONT_SIZE, loc="left")
+    titles = [title for title, _ in SOFTMAX_STAGES]
+    titles[1] += f" (total Z = {weights.sum():.4f})"
+    for axis, values, fmt, title, (_, ylabel) in zip(
+            (a1, a2, a3), (scores, weights, probs), ("{:g}", "{:.4f}", "{:.4f}"), titles,
+            SOFTMAX_STAGES, strict=True):
+        _bars(axis, words, values, truth_index, fmt, ylabel)
+        axis.set_title(title, fontsize=FONT_SIZE, loc="left")
     a3.set_xlabel("word $v$ of the vocabulary" + ("" if truth is None else
                   f"  (hatched: the true word, {truth!r})"), fontsize=FONT_SIZE)
     four = "{:.4f}".format
@@ -211,7 +240,7 @@ def softmax_stages(scores: Sequence[float], words: Sequence[str], truth: str | N
 
 
 def neg_log_curve(points: dict[str, float] | None = None, log_x: bool = False,
-                  p_min: float = 1e-3, ax=None) -> Figure:
+                  p_min: float = NEG_LOG_P_MIN, ax=None) -> Figure:
     """The curve ``y = -log p`` for ``p`` in ``(0, 1]``, with named points marked on it.
 
     Args:
@@ -241,8 +270,8 @@ def neg_log_curve(points: dict[str, float] | None = None, log_x: bool = False,
                 fontsize=FONT_SIZE - 2)
     if log_x:
         ax.set_xscale("log")
-    ax.set_xlabel("p, the probability given to the true word", fontsize=FONT_SIZE)
-    ax.set_ylabel("loss  $-\\log p$", fontsize=FONT_SIZE)
+    ax.set_xlabel(NEG_LOG_XLABEL, fontsize=FONT_SIZE)
+    ax.set_ylabel(NEG_LOG_YLABEL[0], fontsize=FONT_SIZE)
     ax.tick_params(labelsize=FONT_SIZE)
     ax.set_ylim(bottom=0)
     ax.spines[["top", "right"]].set_visible(False)
@@ -258,7 +287,7 @@ def loss_tower(parts: dict[str, float], title: str | None = None, ax=None) -> Fi
     parts = _mapping(parts, "parts", "name -> loss")
     for name, value in parts.items():  # a loss is -log p: never negative, finite unless p = 0
         parts[name] = float(_numbers(value, f"the loss {name!r}", 0, ndim=0))
-    colours = [OKABE_ITO[c] for c in ("blue", "orange", "green", "purple", "sky", "yellow")]
+    colours = STACK_COLOURS
     hatches = [None, "//", "..", "xx", "\\\\", "--"]
     fig, ax = _single_axes(ax, (4.2, 4.6))
     bottom = 0.0
@@ -325,21 +354,21 @@ def edge_cases(ax=None) -> Figure:
                   transform=axis.transAxes)
         axis.set_ylim(-0.05, 1)
         axis.set_xticks([])
-    a.set_title("A. M empty: loss = 0", fontsize=FONT_SIZE, loc="left")
-    b.set_title("B. perfect, P = 1: loss = 0", fontsize=FONT_SIZE, loc="left")
-    p, wrong = np.geomspace(1e-12, 1, 300), 1e-9
+    a.set_title(EDGE_TITLES[0], fontsize=FONT_SIZE, loc="left")
+    b.set_title(EDGE_TITLES[1], fontsize=FONT_SIZE, loc="left")
+    p, wrong = np.geomspace(EDGE_P_MIN, 1, 300), 1e-9
     c.plot(p, -np.log(p), color=OTHER_COLOUR, linewidth=2)
     c.plot(wrong, -np.log(wrong), "o", color=TRUTH_COLOUR)
     c.annotate("one confident\nwrong guess", (wrong, -np.log(wrong)), textcoords="offset points",
                xytext=(12, 0), fontsize=FONT_SIZE - 2, va="center")
     c.set_xscale("log")
     c.set_xlabel("P(truth)", fontsize=FONT_SIZE - 1)
-    c.set_title("C. P -> 0: loss -> infinity", fontsize=FONT_SIZE, loc="left")
+    c.set_title(EDGE_TITLES[2], fontsize=FONT_SIZE, loc="left")
     parts = {"[MASK]": slot_loss_of([1.0, 2.0, 0.0, 1.0], 1),
              "random": slot_loss_of([0.5, 1.5, 2.0, 0.5], 1),
              "unchanged": slot_loss_of([0.0, 3.0, 0.0, 0.0], 1)}
     loss_tower(parts, ax=d)
-    d.set_title("D. corrupted slots still count", fontsize=FONT_SIZE, loc="left")
+    d.set_title(EDGE_TITLES[3], fontsize=FONT_SIZE, loc="left")
     for axis in (a, b, c):
         axis.set_ylabel("loss", fontsize=FONT_SIZE - 1)
         axis.spines[["top", "right"]].set_visible(False)

@@ -1,22 +1,18 @@
-"""mlmlib.widgets - the interactive figures of the course: live in the page, or on a kernel.
+"""mlmlib.widgets - the interactive figures of the course, live in the page.
 
 Does: :mod:`mlmlib.widgets.live` makes the chapters' "Try it" figures, which compute and
-redraw in the reader's browser (the published site, Jupyter, Colab) with no kernel;
-:mod:`mlmlib.widgets.kernel` wraps the matplotlib figures in ipywidgets controls, for a reader
-who wants the exact matplotlib pictures redrawn by a live Python kernel.
+redraw in the reader's browser (the published site, Jupyter, Colab) with no kernel; their
+script is put together from the modules of ``mlmlib/widgets/js/``, shipped with the package.
 
 Does not: compute the loss or draw a matplotlib figure itself (:mod:`mlmlib.loss` and
-:mod:`mlmlib.plots` do).
+:mod:`mlmlib.plots` do), or need a running kernel or ipywidgets.
+
+>>> live_dial(0.25).config["sliders"][0]["value"]
+0.25
 """
 
-from mlmlib.widgets.kernel import (
-    Explorer,
-    mask_picker,
-    neg_log_slider,
-    slot_sliders,
-    softmax_sliders,
-)
 from mlmlib.widgets.live import (
+    MODULES,
     LiveFigure,
     live_dial,
     live_edge_cases,
@@ -25,8 +21,11 @@ from mlmlib.widgets.live import (
     live_posterior,
     live_softmax,
     live_tower,
+    read_sentence,
+    script,
+    script_hash,
 )
 
-__all__ = ["Explorer", "LiveFigure", "live_dial", "live_edge_cases", "live_mask",
-           "live_neg_log", "live_posterior", "live_softmax", "live_tower", "mask_picker",
-           "neg_log_slider", "slot_sliders", "softmax_sliders"]
+__all__ = ["MODULES", "LiveFigure", "live_dial", "live_edge_cases", "live_mask", "live_neg_log",
+           "live_posterior", "live_softmax", "live_tower", "read_sentence", "script",
+           "script_hash"]

@@ -3,16 +3,23 @@ Jupyter and in Colab, with no kernel behind them.
 
 Does: each function returns a :class:`LiveFigure`. Shown in a notebook, it is one HTML output:
 the figure's settings (JSON), a static picture drawn by the course's plotting function at
-those settings, and a small script (``live.js``, beside this file, inlined so that Colab and an
-offline page need nothing else). Where JavaScript runs, the script replaces the picture by
-controls and a drawing that it recomputes at every move: softmax, ``-log p``, sums and the toy
-world's forward-backward are cheap enough for a browser. Where it does not (JavaScript off, a
-notebook viewer, nbval), the static picture stays; its alt text is the one its plotting function
-computed (:func:`mlmlib.plots.alt_text`), which its PNG carries too. The numbers the page
-computes agree with ``mlmlib``'s to about 1e-15 (a sum may be added in another order):
-tests/test_site.py moves the controls in Chromium and compares. A starting value must lie on
-its slider's steps (0.1 for a score, 0.001 for a probability), so that the page starts where the
-picture does.
+those settings, and the page's script (:func:`script`: the modules of ``widgets/js/``, put
+together in a fixed order inside one function, and inlined, so that Colab, which gives each
+output a frame of its own, and an offline page need nothing else). Where JavaScript runs, the
+script replaces the picture by controls and a drawing that it recomputes at every move:
+softmax, ``-log p``, sums and the toy world's forward-backward are cheap enough for a browser.
+Where it does not (JavaScript off, a notebook viewer, nbval), the static picture stays; its alt
+text is the one its plotting function computed (:func:`mlmlib.plots.alt_text`), which its PNG
+carries too.
+
+One source per figure: everything a figure draws with that Python knows (slider ranges and
+steps, the dial's bands, colours, the bars' headroom, titles and labels, the blank words, the
+rule that splits a typed sentence) is defined once, here or in :mod:`mlmlib.plots`, and travels
+in the figure's settings; the script holds only the page's own layout. Its maths agrees with
+``mlmlib``'s to about 1e-15 (a sum may be added in another order): tests/test_live_js.py calls
+it in Chromium on thousands of random inputs, and tests/test_site.py moves the controls of
+every figure of the site. A starting value must lie on its slider's steps (``SCORE_STEP`` for a
+score, ``P_STEP`` for a probability), so that the page starts where the picture does.
 
 * :func:`live_mask` - click words to hide them (Steps 1 and 2);
 * :func:`live_dial` - the probability of the truth on a dial (Step 3);
@@ -20,15 +27,21 @@ picture does.
 * :func:`live_neg_log` - the reader's ``p`` on the curve ``-log p`` (Step 5);
 * :func:`live_tower` - hide words, set each one's probability, see the loss tower (Step 6);
 * :func:`live_edge_cases` - ``|M|`` slots at probability ``P``, down to ``1e-12`` (Step 7);
-* :func:`live_posterior` - type a toy-world sentence with blanks, read the exact posterior.
+* :func:`live_posterior` - type a toy-world sentence with blanks, read the exact posterior
+  (:func:`read_sentence` reads it, as the page does).
+
+The script element carries the first 16 hex digits of the script's SHA-256
+(:func:`script_hash`): tests/test_widgets.py checks that every committed live output carries
+the current script (``make live-chapters`` re-executes the chapters that have one).
 
 Does not: compute anything the library's functions do not (the page recomputes the same
-formulas), or need ipywidgets (:mod:`mlmlib.widgets.kernel` has those, for a live kernel).
+formulas), or need a kernel, or ipywidgets.
 
 >>> fig = live_softmax([1, 2, 0, 1], ["the", "cat", "mat", "sat"], truth="cat")
->>> fig.config["kind"], fig.config["scores"]
+>>> fig.config["kind"], [s["value"] for s in fig.config["sliders"]]
 ('softmax', [1.0, 2.0, 0.0, 1.0])
->>> "<script" in fig._repr_html_() and "data:image/png;base64," in fig._repr_html_()
+>>> html = fig._repr_html_()
+>>> f'<script data-mlm-script="{script_hash()}">' in html and "data:image/png;base64," in html
 True
 """
 
@@ -36,9 +49,12 @@ from __future__ import annotations
 
 import base64
 import functools
+import hashlib
 import html
 import io
 import json
+import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -47,43 +63,133 @@ from matplotlib.figure import Figure
 from mlmlib import plots
 from mlmlib.masking import mask_positions
 from mlmlib.plots._common import (
-    OKABE_ITO,
     OTHER_COLOUR,
     TRUTH_COLOUR,
     _labels,
     _mapping,
     _numbers,
+    _plain,
     _positions,
+)
+from mlmlib.plots.walkthrough import (
+    BAR_HEADROOM,
+    DIAL_BANDS,
+    DIAL_NEEDLE,
+    DIAL_TICK_RADIUS,
+    DIAL_TICKS,
+    EDGE_P_MIN,
+    EDGE_TITLES,
+    MARKED_FILL,
+    NEG_LOG_P_MIN,
+    NEG_LOG_XLABEL,
+    NEG_LOG_YLABEL,
+    PLAIN_FILL,
+    ROW_TITLES,
+    SOFTMAX_STAGES,
+    STACK_COLOURS,
 )
 from mlmlib.toyworld import ToyWorld
 
-__all__ = ["LiveFigure", "live_dial", "live_edge_cases", "live_mask", "live_neg_log",
-           "live_posterior", "live_softmax", "live_tower"]
+__all__ = ["MODULES", "LiveFigure", "live_dial", "live_edge_cases", "live_mask", "live_neg_log",
+           "live_posterior", "live_softmax", "live_tower", "read_sentence", "script",
+           "script_hash"]
 
-#: The colours the page draws with: the plotting functions' own (Okabe-Ito).
+#: The colours the page draws with: the plotting functions' own (Okabe-Ito), and two for the
+#: page's buttons: a pressed one's background (vermillion darkened, so that white text on it
+#: stays readable) and the text on a light box or button, in a dark theme too.
 COLOURS = {
     "truth": TRUTH_COLOUR,
     "other": OTHER_COLOUR,
-    "palette": [OKABE_ITO[c] for c in ("blue", "orange", "green", "purple", "sky", "yellow")],
-    "bands": [OKABE_ITO["vermillion"], OKABE_ITO["yellow"], OKABE_ITO["green"]],
+    "stack": list(STACK_COLOURS),
+    "box": {"marked": MARKED_FILL, "plain": PLAIN_FILL},
+    "pressed": "#A63F00",
+    "ink": "#111111",
 }
-#: What a reader may type for a blank in the toy world's sentence.
+#: A probability's slider moves in steps of 0.001, a score's in steps of 0.1 from -5 to 5
+#: (further when a starting score lies further out).
+P_STEP = 0.001
+SCORE_STEP, SCORE_SPAN = 0.1, 5
+#: The decimals the page shows a probability or a loss with, as the static pictures print them
+#: (a posterior's bars: 3, as :func:`mlmlib.plots.top_words`).
+DECIMALS, POSTERIOR_DECIMALS = 4, 3
+#: The probability of the truth, as a slider names it, and the reader's point on the curve -log p.
+TRUTH_P, YOUR_P = "P(truth)", "your p"
+#: The probability a word hidden later in the tower figure starts at.
+NEW_SLOT_P = 0.5
+#: The edge-case figure: at most this many masked slots; P = 10**log10p, log10p in steps of 0.5
+#: down to log10(EDGE_P_MIN); below NEAR_ZERO (one in a hundred) the page names case C.
+MAX_SLOTS, LOG10P_STEP, NEAR_ZERO = 5, 0.5, 0.01
+#: What a reader may type for a blank in the toy world's sentence (after lower-casing).
 BLANKS = ("___", "_", "[mask]")
+#: How a typed sentence splits into words, after lower-casing: a full stop is a word of its own
+#: ("barked." is "barked ."), every other word runs up to a space or a full stop. The page splits
+#: with the same pattern: Python's re and JavaScript's RegExp read it alike.
+WORD_PATTERN = r"\.|[^.\t\n\v\f\r \u00a0]+"
+#: The script's modules in widgets/js/, in the order they are put together (the maths, the
+#: drawing kit, one module per figure, and last the mounting).
+MODULES = ("maths.js", "draw.js", "charts.js", "curve.js", "mask.js", "dial.js", "softmax.js",
+           "neglog.js", "tower.js", "edge.js", "posterior.js", "mount.js")
+_HEAD = ("/* mlmlib live figures: the \"Try it\" figures of the course, computed and drawn in the "
+         "page.\n * Put together by mlmlib/widgets/live.py from mlmlib/widgets/js/ ({modules}); "
+         "each module\n * says what it does. */\n")
 
 
 @functools.cache
-def _script() -> str:
-    return (Path(__file__).with_name("live.js")).read_text(encoding="utf-8")
+def script() -> str:
+    """The live figures' script: the modules of ``widgets/js/`` in :data:`MODULES`' order,
+    inside one function (an output must carry one script, whole)."""
+    folder = Path(__file__).with_name("js")
+    body = "\n".join(folder.joinpath(name).read_text(encoding="utf-8") for name in MODULES)
+    built = (_HEAD.format(modules=", ".join(MODULES)) + '(function () {\n"use strict";\n\n'
+             + body + "})();\n")
+    if "</script" in built.lower():  # it sits inside a <script> element
+        raise ValueError("a module of widgets/js/ contains '</script': write '<\\/script'")
+    return built
+
+
+def script_hash() -> str:
+    """The first 16 hex digits of the SHA-256 of :func:`script`: what the script element of
+    every live output carries (``data-mlm-script``)."""
+    return hashlib.sha256(script().encode("utf-8")).hexdigest()[:16]
+
+
+def read_sentence(sentence: str) -> tuple[list[str], list[int]]:
+    """A typed sentence's words, lower-cased, and the positions of its blanks, as the page reads
+    them (by ``WORD_PATTERN``; a blank is one of ``BLANKS``).
+
+    >>> read_sentence("The small ___ barked.")
+    (['the', 'small', '___', 'barked', '.'], [2])
+    """
+    if not isinstance(sentence, str):
+        raise TypeError(f"sentence must be a string such as 'the small ___ barked .', got "
+                        f"{sentence!r}")
+    words = re.findall(WORD_PATTERN, sentence.lower())
+    return words, [i for i, w in enumerate(words) if w in BLANKS]
+
+
+def _decimals(step: float) -> int:
+    return len(f"{step:g}".partition(".")[2])
 
 
 def _on_steps(value: float, step: float, name: str) -> float:
     """``value`` as it lies on a slider moving in ``step``s; one between two steps is refused."""
     k = round(value / step)
-    digits = len(f"{step:g}".partition(".")[2])
+    digits = _decimals(step)
     if abs(value - k * step) > 1e-9:
         raise ValueError(f"{name} = {value!r} lies between its slider's steps of {step:g}: "
                          f"round it (to {k * step:.{digits}f}, say)")
     return round(k * step, digits)
+
+
+def _range(low: float, high: float, step: float) -> dict:
+    """Where a slider runs, in what steps, and the decimals it shows its value with."""
+    return {"min": low, "max": high, "step": step, "decimals": _decimals(step)}
+
+
+def _slider(name: str, label: str, low: float, high: float, step: float,
+            value: float) -> dict:
+    """A slider's settings, as the page builds it (``value`` already on its steps)."""
+    return {"name": name, "label": label, **_range(low, high, step), "value": value}
 
 
 def _png(figure: Figure) -> str:
@@ -117,7 +223,7 @@ class LiveFigure:
                 f'<script type="application/json" class="mlm-config">{settings}</script>'
                 f'<div class="mlm-static"><img alt="{alt}" style="max-width:100%" '
                 f'src="data:image/png;base64,{_png(figure)}"></div></div>'
-                f"<script>{_script()}</script>")
+                f'<script data-mlm-script="{script_hash()}">{script()}</script>')
 
     def __repr__(self) -> str:  # what a plain-text viewer sees
         return f"<live figure: {self.title}; its controls work in a browser>"
@@ -131,46 +237,62 @@ def live_mask(tokens: Sequence[str], hidden: Sequence[int] = (),
                                    "cannot hide position {p} of a {n}-token sentence")))
     mask_positions(tokens, hidden, mask_token=mask_token)  # the library's checks, once
     return LiveFigure({"kind": "mask", "tokens": tokens, "hidden": hidden,
-                       "mask_token": mask_token},
+                       "mask_token": mask_token, "rows": [plain for _, plain in ROW_TITLES]},
                       lambda: plots.reads_and_answers(tokens, hidden, mask_token=mask_token),
                       "mask picker: click words to hide them")
 
 
 def live_dial(p: float, label: str = "P(truth)") -> LiveFigure:
     """A slider for the probability of the truth, on Step 3's dial."""
-    p = _on_steps(float(_numbers(p, "p (a probability)", 0, 1, ndim=0)), 0.001, "p")
+    p = _on_steps(float(_numbers(p, "p (a probability)", 0, 1, ndim=0)), P_STEP, "p")
     if not isinstance(label, str):
         raise TypeError(f"label must be a string such as 'P(cat)', got {label!r}")
-    return LiveFigure({"kind": "dial", "p": p, "label": label},
+    return LiveFigure({"kind": "dial", "sliders": [_slider("p", label, 0, 1, P_STEP, p)],
+                       "label": label, "bands": [list(band) for band in DIAL_BANDS],
+                       "ticks": list(DIAL_TICKS), "tick_radius": DIAL_TICK_RADIUS,
+                       "needle": DIAL_NEEDLE, "decimals": DECIMALS},
                       lambda: plots.probability_dial(p, label=label), "probability dial")
 
 
 def live_softmax(scores: Sequence[float], words: Sequence[str],
                  truth: str | None = None) -> LiveFigure:
     """A slider per word's score (-5 to 5, further when a score is); softmax's three stages."""
-    scores = [_on_steps(float(s), 0.1, "a score") for s in _numbers(scores, "scores", -50, 50,
-                                                                     ndim=1)]
+    scores = [_on_steps(float(s), SCORE_STEP, "a score")
+              for s in _numbers(scores, "scores", -50, 50, ndim=1)]
     words = _labels(words, "words", unique=True, text=True)
     if len(scores) != len(words):
         raise ValueError(f"{len(words)} words but {len(scores)} scores")
     if truth is not None and truth not in words:
         raise ValueError(f"the true word {truth!r} is not among {words}")
-    return LiveFigure({"kind": "softmax", "scores": scores, "words": words, "truth": truth},
+    sliders = [_slider(f"score-{i}", f"score({w})", min(-SCORE_SPAN, math.floor(s)),
+                       max(SCORE_SPAN, math.ceil(s)), SCORE_STEP, s)
+               for i, (s, w) in enumerate(zip(scores, words, strict=True))]
+    stages = [[_plain(title), ylabel] for title, ylabel in SOFTMAX_STAGES]
+    return LiveFigure({"kind": "softmax", "sliders": sliders, "words": words, "truth": truth,
+                       "stages": stages, "headroom": BAR_HEADROOM, "decimals": DECIMALS},
                       lambda: plots.softmax_stages(scores, words, truth=truth),
                       "softmax explorer")
 
 
 def live_neg_log(p: float = 0.5, points: dict[str, float] | None = None) -> LiveFigure:
     """A slider for ``P(truth)`` from 0.001 to 1, shown on the curve ``-log p``."""
-    p = _on_steps(float(_numbers(p, "p (a probability)", 0.001, 1, ndim=0)), 0.001, "p")
+    p = _on_steps(float(_numbers(p, "p (a probability)", NEG_LOG_P_MIN, 1, ndim=0)), P_STEP, "p")
     points = _mapping(points, "points", "label -> p", empty=True)
-    if "your p" in points:
-        raise ValueError("points cannot use the label 'your p': it names the slider's point")
-    points = {str(k): float(_numbers(v, f"point {k!r}: p", 0.001, 1, ndim=0))
+    if YOUR_P in points:
+        raise ValueError(f"points cannot use the label {YOUR_P!r}: it names the slider's point")
+    points = {str(k): float(_numbers(v, f"point {k!r}: p", NEG_LOG_P_MIN, 1, ndim=0))
               for k, v in points.items()}
-    return LiveFigure({"kind": "neglog", "p": p, "points": points},
-                      lambda: plots.neg_log_curve({**points, "your p": p}),
+    return LiveFigure({"kind": "neglog", "sliders": [_slider("p", TRUTH_P, NEG_LOG_P_MIN, 1, P_STEP,
+                                                             p)],
+                       "points": points, "you": YOUR_P, "p_min": NEG_LOG_P_MIN,
+                       "axes": [NEG_LOG_XLABEL, NEG_LOG_YLABEL[1]], "decimals": DECIMALS},
+                      lambda: plots.neg_log_curve({**points, YOUR_P: p}),
                       "-log p explorer")
+
+
+def _slot_name(tokens: Sequence[str], i: int) -> str:
+    """``P(x₂ = fat)``: the position tells apart a word that occurs twice ("the")."""
+    return f"P(x{str(i + 1).translate(str.maketrans('0123456789', '₀₁₂₃₄₅₆₇₈₉'))} = {tokens[i]})"
 
 
 def live_tower(tokens: Sequence[str], probs: dict[int, float],
@@ -178,21 +300,28 @@ def live_tower(tokens: Sequence[str], probs: dict[int, float],
     """Hide words of ``tokens`` and set each hidden word's probability; the loss tower.
 
     ``probs`` maps the positions hidden at first (from 0) to the probability the model gives
-    the true word there; a word the reader hides later starts at 0.5.
+    the true word there; a word the reader hides later starts at ``NEW_SLOT_P`` (0.5). Each slot
+    is named by its position and word, ``P(x₂ = fat)``, in the picture and on the page.
     """
     tokens = _labels(tokens, "tokens", text=True)
     probs = _mapping(probs, "probs", "position -> P(truth)", empty=True)
     _positions(list(probs), len(tokens), "probs", "cannot hide position {p} of a {n}-token "
                "sentence")
-    probs = {int(i): _on_steps(float(_numbers(p, f"P at position {i}", 0.001, 1, ndim=0)),
-                               0.001, f"P at position {i}") for i, p in sorted(probs.items())}
+    probs = {int(i): _on_steps(float(_numbers(p, f"P at position {i}", NEG_LOG_P_MIN, 1,
+                                              ndim=0)), P_STEP, f"P at position {i}")
+             for i, p in sorted(probs.items())}
     mask_positions(tokens, list(probs), mask_token=mask_token)  # the same checks
+    names = [_slot_name(tokens, i) for i in range(len(tokens))]
 
     def static() -> Figure:
-        return plots.slots_and_tower({f"P({tokens[i]})": p for i, p in probs.items()})
+        return plots.slots_and_tower({names[i]: p for i, p in probs.items()})
 
     return LiveFigure({"kind": "tower", "tokens": tokens, "probs": probs,
-                       "mask_token": mask_token}, static, "loss tower explorer")
+                       "mask_token": mask_token, "slot_names": names,
+                       "blocks": [f"\u2212log {name}" for name in names],
+                       "slot_slider": _range(NEG_LOG_P_MIN, 1, P_STEP),
+                       "new_p": NEW_SLOT_P, "decimals": DECIMALS},
+                      static, "loss tower explorer")
 
 
 def live_edge_cases(k: int = 3, log10p: float = -10.0) -> LiveFigure:
@@ -201,35 +330,39 @@ def live_edge_cases(k: int = 3, log10p: float = -10.0) -> LiveFigure:
     Without JavaScript it shows Step 7's four panels
     (:func:`mlmlib.plots.walkthrough.edge_cases`), which do not depend on ``k`` and ``log10p``.
     """
-    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= 5:
-        raise ValueError(f"k (the number of masked slots) must be a whole number from 0 to 5, "
-                         f"got {k!r}")
-    log10p = float(_numbers(log10p, "log10p", -12, 0, ndim=0))
-    if (2 * log10p) % 1:
-        raise ValueError(f"log10p moves in steps of 0.5, got {log10p}")
-    return LiveFigure({"kind": "edge", "k": k, "log10p": log10p}, plots.edge_cases,
-                      "edge-case explorer")
+    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= MAX_SLOTS:
+        raise ValueError(f"k (the number of masked slots) must be a whole number from 0 to "
+                         f"{MAX_SLOTS}, got {k!r}")
+    lowest = round(math.log10(EDGE_P_MIN))
+    log10p = _on_steps(float(_numbers(log10p, "log10p", lowest, 0, ndim=0)), LOG10P_STEP,
+                       "log10p")
+    sliders = [_slider("k", "masked slots |M|", 0, MAX_SLOTS, 1, k),
+               _slider("log10p", f"{TRUTH_P} = 10^", lowest, 0, LOG10P_STEP, log10p)]
+    empty, perfect, near_zero, _ = EDGE_TITLES
+    return LiveFigure({"kind": "edge", "sliders": sliders, "p_min": EDGE_P_MIN, "p_name": TRUTH_P,
+                       "axes": [NEG_LOG_XLABEL, NEG_LOG_YLABEL[1]],
+                       "cases": {"empty": empty, "perfect": perfect, "near_zero": near_zero,
+                                 "ordinary": "an ordinary guess"},
+                       "near_zero": NEAR_ZERO, "decimals": DECIMALS},
+                      plots.edge_cases, "edge-case explorer")
 
 
 def live_posterior(world: ToyWorld, sentence: str = "the small ___ barked .",
                    top: int = 8) -> LiveFigure:
     """A box to type a toy-world sentence with blanks (``___``); the exact posterior of each.
 
-    The page runs the same forward-backward as
-    :meth:`ToyWorld.posterior <mlmlib.toyworld.ToyWorld.posterior>` on the world's
-    tables, which travel with the figure (14 states, about 200 words).
+    The page reads the sentence as :func:`read_sentence` does and runs the same
+    forward-backward as :meth:`ToyWorld.posterior <mlmlib.toyworld.ToyWorld.posterior>` on the
+    world's tables, which travel with the figure (14 states, about 200 words).
     """
     if not isinstance(world, ToyWorld):
         raise TypeError(f"world must be a ToyWorld, got {type(world).__name__}")
-    if not isinstance(sentence, str):
-        raise TypeError(f"sentence must be a string such as 'the small ___ barked .', got "
-                        f"{sentence!r}")
+    words, masked = read_sentence(sentence)
     if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= 20:
         raise ValueError(f"top must be a whole number from 1 to 20, got {top!r}")
-    words = sentence.lower().replace(".", " . ").split()  # "barked." is "barked ."
-    masked = [i for i, w in enumerate(words) if w in BLANKS]
     if not masked:
-        raise ValueError(f"the sentence {sentence!r} has no blank: write ___ for a hidden word")
+        raise ValueError(f"the sentence {sentence!r} has no blank: write {BLANKS[0]} for a "
+                         "hidden word")
     filled = [world.words[0] if i in masked else w for i, w in enumerate(words)]  # any word:
     posterior = world.posterior(filled, masked)  # a hidden one is summed over; it checks the rest
     emit = [{v: float(p) for v, p in enumerate(row.tolist()) if p > 0} for row in world.emit]
@@ -247,4 +380,5 @@ def live_posterior(world: ToyWorld, sentence: str = "the small ___ barked .",
         return fig
 
     return LiveFigure({"kind": "posterior", "world": tables, "sentence": sentence,
-                       "blanks": list(BLANKS), "top": top}, static, "toy-world posterior")
+                       "rule": {"pattern": WORD_PATTERN, "blanks": list(BLANKS)}, "top": top,
+                       "decimals": POSTERIOR_DECIMALS}, static, "toy-world posterior")
