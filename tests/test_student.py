@@ -21,6 +21,8 @@ import pytest
 from mlmlib.course.book import Book
 from mlmlib.course.edition import FOLDERS
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = Book(ROOT)
 CHAPTERS = [p.split("/")[-1] for p in BOOK.pages if BOOK.path(p).suffix == ".ipynb"]
@@ -34,7 +36,6 @@ def test_make_student_writes_the_downloads_the_site_offers():
     assert "html_extra_path: [_build/student-edition]" in config
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("chapter", [c for c in CHAPTERS if c not in LONG])
 def test_every_student_notebook_runs_and_its_checkers_wait_for_an_answer(chapter):
     import nbformat

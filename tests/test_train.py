@@ -71,6 +71,7 @@ def test_training_lowers_the_eval_loss_and_records_a_history(make_trainer, toy):
     assert pick_device("cpu").type == "cpu"
 
 
+@pytest.mark.slow
 def test_resume_after_a_real_kill_is_exact_between_evaluations(tmp_path):
     """Checkpoints every 10 steps, evaluations every 20: killed right after step 30 (half-way
     through an evaluation window), resumed, it ends with the weights and the history of the
@@ -105,6 +106,7 @@ def test_resume_after_a_real_kill_is_exact_between_evaluations(tmp_path):
     assert without_timing(history_a) == without_timing(history_b)
 
 
+@pytest.mark.slow
 def test_resuming_with_other_threads_warns_that_the_last_bits_will_differ(make_trainer, toy,
                                                                           tmp_path):
     data, model_config = toy
@@ -235,6 +237,7 @@ def test_a_folder_with_a_run_is_not_overwritten(make_trainer, toy, tmp_path):
     assert (tmp_path / "history.json").read_text() == saved
 
 
+@pytest.mark.slow
 def test_a_diverging_run_stops_with_a_clear_error_and_keeps_its_checkpoint(tmp_path):
     """A learning rate of 1e30 blows the weights up: the run stops at the first non-finite
     loss or gradient, exit status 1, one line of error; the last checkpoint still loads."""
@@ -272,6 +275,7 @@ def free_port():
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_two_processes_follow_the_one_process_curve(tmp_path):
     """Same global batch, same masks, dropout off: eval losses agree to 1e-4.
 
@@ -348,6 +352,7 @@ def test_when_both_checkpoints_are_damaged_the_error_says_so(make_trainer, toy, 
         make_trainer(model_config, data, **config, out_dir=tmp_path, resume=True)
 
 
+@pytest.mark.slow
 def test_a_single_txt_file_is_split_into_paragraphs_and_trains(tmp_path):
     """The README's "a .txt file": one file becomes one document per paragraph (one held out
     for evaluation), and the command line trains on it."""
