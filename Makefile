@@ -12,7 +12,7 @@ export PATH := $(BIN):$(PATH)
 BUILD_FLAGS := -n -W --keep-going
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: book test lint serve constraints clean student lab editions live-chapters
+.PHONY: book test test-quick lint serve constraints clean student lab editions live-chapters
 
 # CONSTRAINTS=/dev/null installs the newest versions pyproject.toml's ranges allow instead of
 # the pins (the weekly workflow .github/workflows/newest.yml does, to catch upstream changes).
@@ -107,6 +107,13 @@ test: $(STAMP)
 	$(BIN)/ruff check mlmlib tests bench tools
 	$(MAKE) --no-print-directory book BOOK_CONFIG=$(OUTPUTS_CONFIG)
 	$(BIN)/python -m pytest --doctest-modules $(NBVAL_FLAGS) mlmlib tests notebooks
+
+## make test-quick: your loop while you work (about 2 minutes on 2 cores): ruff, then the
+## library's tests and doctests without the notebooks, the browser, the benchmarks' smoke runs
+## and the tests that start processes (pytest markers slow and browser; make test runs them all)
+test-quick: $(STAMP)
+	$(BIN)/ruff check mlmlib tests bench tools
+	$(BIN)/python -m pytest -q -m "not slow and not browser" --doctest-modules mlmlib tests
 
 ## make lab: JupyterLab on this machine, at the top of the clone: the chapters (notebooks/, their
 ## MyST rendered by jupyterlab-myst) and both editions (editions/notebooks/, editions/student/).

@@ -1,5 +1,8 @@
 """What the benchmarks share: the machine they ran on, and where they write their JSON.
 
+Each benchmark is a module of the package ``bench``, run from the top of the clone as
+``python -m bench.<name>``.
+
 Results go to bench/results/, or to the path given with --json. Every result records the
 machine (processor, cores, torch, whether bf16 is native), since the numbers mean little without it.
 """
@@ -79,8 +82,9 @@ def _without(argv: list[str], flags: tuple[str, ...]) -> list[str]:
 
 
 def separate_processes(script: str, argv: list[str], runs: int, each=None) -> list[dict]:
-    """Run ``script`` with ``argv`` as ``runs`` separate processes, one after the other; their
-    results. Repetitions inside one process share its warm caches, its memory layout and its
+    """Run the benchmark ``script`` (its ``__file__``; run as ``python -m bench.<name>`` from
+    the top of the clone) with ``argv`` as ``runs`` separate processes, one after the other;
+    their results. Repetitions inside one process share its warm caches, its memory layout and its
     thread placement, so a ratio is only trusted when it holds across processes too.
     ``each(r)``, if given, returns options of the r-th process's own (a seed, say), which
     replace the same options in ``argv``."""
@@ -91,8 +95,9 @@ def separate_processes(script: str, argv: list[str], runs: int, each=None) -> li
         for r in range(runs):
             print(f"--- process {r + 1} of {runs}", flush=True)
             out = Path(tmp) / f"run-{r}.json"
-            subprocess.run([sys.executable, script, *argv, *(each(r) if each else []),
-                            "--runs", "1", "--json", str(out)], check=True)
+            subprocess.run([sys.executable, "-m", f"bench.{Path(script).stem}", *argv,
+                            *(each(r) if each else []), "--runs", "1", "--json", str(out)],
+                           check=True, cwd=RESULTS.parent.parent)
             results.append(json.loads(out.read_text()))
     return results
 

@@ -18,10 +18,10 @@ Every run is scored on the same 1,000 evaluation sentences (100% ``[MASK]``, 15%
 in each, at least one), whose exact Bayes floor ``world.bayes_loss`` is the loss no model can
 beat; ``excess`` is a run's eval loss minus that floor (nats per masked word).
 
-    python bench/bench_encoder.py              # the full run (5 seeds: about 15 minutes on 2
+    python -m bench.bench_encoder              # the full run (5 seeds: about 15 minutes on 2
                                                # quiet cores, more on a shared machine)
-    python bench/bench_encoder.py --seeds 8    # more seeds; --steps N: steps per training
-    python bench/bench_encoder.py --smoke      # seconds: tiny settings, writes to a temp dir
+    python -m bench.bench_encoder --seeds 8    # more seeds; --steps N: steps per training
+    python -m bench.bench_encoder --smoke      # seconds: tiny settings, writes to a temp dir
 
 It prints a table and writes JSON (``--json``, default bench/results/encoder.json; with
 ``--smoke``, a temporary file), read by the chapter *Inside the encoder*::
@@ -38,18 +38,14 @@ It prints a table and writes JSON (``--json``, default bench/results/encoder.jso
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench._results import machine, write  # noqa: E402
-from mlmlib.toyworld import ToyWorld  # noqa: E402
-from mlmlib.train import Trainer, toy_data, toy_recipe  # noqa: E402
+from bench._results import machine, write
+from mlmlib.toyworld import ToyWorld
+from mlmlib.train import RunOptions, Trainer, build_model, toy_data, toy_recipe
 
 VARIANTS = [
     ("full", "the mini BERT as built", {}),
@@ -64,10 +60,11 @@ SMOKE = {"seeds": 1, "steps": 6, "n_train": 300, "n_eval": 50}
 
 
 def run_variant(data, world_max_len: int, changes: dict, size: dict, seed: int) -> dict:
-    model_config, train_config = toy_recipe(
-        data.vocab_size, world_max_len + 2, steps=size["steps"], seed=seed, quiet=True,
-        **changes, **({"batch_size": 16, "warmup": 2, "eval_every": 3} if size is SMOKE else {}))
-    trainer = Trainer(model_config, data, train_config)
+    model_config, recipe = toy_recipe(
+        data.vocab_size, world_max_len + 2, steps=size["steps"], seed=seed,
+        **changes, **({"batch_size": 16, "warmup": 2} if size is SMOKE else {}))
+    run = RunOptions(eval_every=3 if size is SMOKE else 50, quiet=True)
+    trainer = Trainer(build_model(model_config, seed=seed), data, recipe, run)
     start = time.perf_counter()
     history = trainer.fit()
     return {"seconds": time.perf_counter() - start, "history": history,
@@ -106,7 +103,7 @@ def main(argv=None) -> int:
               flush=True)
     detail = machine()
     result = {
-        "meta": {"command": "python bench/bench_encoder.py" + (" --smoke" if args.smoke else "")
+        "meta": {"command": "python -m bench.bench_encoder" + (" --smoke" if args.smoke else "")
                  + (f" --seeds {args.seeds}" if args.seeds else "")
                  + (f" --steps {args.steps}" if args.steps else ""),
                  "wall_s": time.perf_counter() - begin, "steps": size["steps"], "seeds": seeds,

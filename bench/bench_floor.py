@@ -26,9 +26,9 @@ reported as "> the time trained", a lower bound. Each seed changes both sides' i
 weights, batches and masks; by default 3 separate processes (``--runs``) train one seed each
 (``--seeds`` per process), and the table gives medians and min-max over all the seeds.
 
-    python bench/bench_floor.py                    # 3 processes, a seed each (~7 minutes)
-    python bench/bench_floor.py --runs 5 --hf-limit 400
-    python bench/bench_floor.py --smoke            # a few seconds: checks the script runs
+    python -m bench.bench_floor                    # 3 processes, a seed each (~7 minutes)
+    python -m bench.bench_floor --runs 5 --hf-limit 400
+    python -m bench.bench_floor --smoke            # a few seconds: checks the script runs
 
 It prints the table and writes JSON (``--json``, default bench/results/floor.json) with the
 machine, the settings, every evaluation (seconds, step, eval loss) and the times per target.
@@ -41,43 +41,17 @@ import statistics
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from unittest import mock
 
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench._results import machine, separate_processes, write  # noqa: E402
-from mlmlib.constants import IGNORE_INDEX  # noqa: E402
-from mlmlib.hf import _hf_config  # noqa: E402
-from mlmlib.model import BertConfig, BertOutput  # noqa: E402
-from mlmlib.toyworld import ToyWorld  # noqa: E402
-from mlmlib.train import TrainConfig, Trainer, toy_data, toy_recipe  # noqa: E402
+from bench._results import machine, separate_processes, write
+from mlmlib.constants import IGNORE_INDEX
+from mlmlib.model import BertConfig
+from mlmlib.toyworld import ToyWorld
+from mlmlib.train import Recipe, RunOptions, Trainer, build_model, toy_data, toy_recipe
 
 TARGETS = (0.05, 0.03, 0.02)  # within 5%, 3%, 2% of the floor
 SIDES = ("mlmlib", "transformers")
-
-
-class HFMaskedLM(torch.nn.Module):
-    """``BertForMaskedLM`` behind MiniBert's call, so that the course's Trainer drives it.
-
-    It scores every position, as Hugging Face does (that work is part of its time); the logits
-    of the masked positions only are handed back, which is what ``Trainer.evaluate`` reads.
-    """
-
-    def __init__(self, config: BertConfig, rng=None):  # MiniBert's signature; rng unused
-        super().__init__()
-        from transformers import BertForMaskedLM
-
-        # initialised from torch's global generator, which the Trainer seeds just before
-        self.bert = BertForMaskedLM(_hf_config(config))
-
-    def forward(self, input_ids, attention_mask=None, token_type_ids=None, labels=None):
-        out = self.bert(input_ids=input_ids, attention_mask=attention_mask,
-                        token_type_ids=token_type_ids, labels=labels)
-        return BertOutput(out.logits[labels != IGNORE_INDEX], out.loss)
 
 
 @dataclass
@@ -94,11 +68,11 @@ class Side:
     @property
     def done(self) -> bool:
         return (len(self.reached) == len(TARGETS) or self.clock >= self.limit
-                or self.trainer.step >= self.trainer.config.steps)
+                or self.trainer.step >= self.trainer.recipe.steps)
 
     def train(self, steps: int) -> None:
         """``steps`` training steps on the clock, then an evaluation off it."""
-        steps = min(steps, self.trainer.config.steps - self.trainer.step)
+        steps = min(steps, self.trainer.recipe.steps - self.trainer.step)
         start = time.perf_counter()
         for _ in range(steps):
             self.trainer.train_step()
@@ -133,19 +107,20 @@ def hf_config(vocab_size: int, max_position: int, smoke: bool) -> BertConfig:
 
 
 def build(args, data, seed: int) -> dict[str, Trainer]:
-    """Both sides' Trainers for one seed."""
+    """Both sides' Trainers for one seed: each model built by the course's setup, both trained
+    by the course's Trainer (Hugging Face's model behind mlmlib.hf.masked_lm)."""
     vocab_size, max_position = data.vocab_size, data.rows.input_ids.shape[1]
     smoke = dict(hidden_size=16, num_layers=1, num_heads=2, intermediate_size=32,
                  batch_size=16, steps=6, warmup=2) if args.smoke else {}
-    ours_model, ours_train = toy_recipe(vocab_size, max_position, seed=seed,
-                                        device=args.device, quiet=True, **smoke)
-    theirs_train = TrainConfig(steps=args.hf_steps, batch_size=16 if args.smoke else 128,
-                               lr=2e-3, warmup=2 if args.smoke else 100, rate=0.15,
-                               mask_prob=0.8, random_prob=0.1, seed=seed, device=args.device,
-                               bf16=False, quiet=True)
-    with mock.patch("mlmlib.train.trainer.MiniBert", HFMaskedLM):  # the Trainer builds HF's model
-        theirs = Trainer(hf_config(vocab_size, max_position, args.smoke), data, theirs_train)
-    return {"mlmlib": Trainer(ours_model, data, ours_train), "transformers": theirs}
+    run = RunOptions(device=args.device, bf16=False, quiet=True)
+    ours_model, ours_recipe = toy_recipe(vocab_size, max_position, seed=seed, **smoke)
+    theirs_recipe = Recipe(steps=args.hf_steps, batch_size=16 if args.smoke else 128, lr=2e-3,
+                           warmup=2 if args.smoke else 100, rate=0.15, mask_prob=0.8,
+                           random_prob=0.1, seed=seed)
+    theirs = build_model(hf_config(vocab_size, max_position, args.smoke), seed=seed,
+                         kind="transformers")
+    return {"mlmlib": Trainer(build_model(ours_model, seed=seed), data, ours_recipe, run),
+            "transformers": Trainer(theirs, data, theirs_recipe, run)}
 
 
 def run_seed(args, data, floor: float, seed: int) -> dict[str, Side]:
@@ -234,8 +209,8 @@ def main(argv=None) -> int:
         settings = {k: v for k, v in results[0]["settings"].items() if k in SIDES}
     for seed in range(args.first_seed, args.first_seed + args.seeds) if args.runs == 1 else ():
         sides = run_seed(args, data, floor, seed)
-        settings = settings or {name: {"model": asdict(side.trainer.model_config),
-                                       "train": asdict(side.trainer.config)}
+        settings = settings or {name: {"model": asdict(side.trainer.model.config),
+                                       "train": asdict(side.trainer.recipe)}
                                 for name, side in sides.items()}
         runs.append({"seed": seed, **{name: side.result() for name, side in sides.items()}})
         for name, side in sides.items():

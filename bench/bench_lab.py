@@ -33,10 +33,10 @@ deviation, min and max.
    same over one pair per slot, the model's top word (its confidence against the exact
    probability of that word). For seed 0 the ``WORST`` slots with the largest KL are listed.
 
-    python bench/bench_lab.py                  # the full run (estimated 15 minutes on 2 quiet
+    python -m bench.bench_lab                  # the full run (estimated 15 minutes on 2 quiet
                                                # cores; 69 minutes on a shared machine)
-    python bench/bench_lab.py --seeds 5        # more seeds; --steps N: steps per training
-    python bench/bench_lab.py --smoke          # seconds: tiny settings, writes to a temp dir
+    python -m bench.bench_lab --seeds 5        # more seeds; --steps N: steps per training
+    python -m bench.bench_lab --smoke          # seconds: tiny settings, writes to a temp dir
 
 It prints a table of every result and writes JSON (``--json``, default bench/results/lab.json;
 with ``--smoke``, a temporary file). The JSON (``summary`` below is, for each number of the
@@ -49,7 +49,7 @@ standard deviation, 0 with one seed)::
                   "random_word_seed": int, "bins": int, "worst": int,
                   "world_words": int, "vocab_size": int,      # |V| of the world, of the model
                   "model": {BertConfig fields},
-                  "train": {TrainConfig fields but seed}},  # rate and 80/10/10 vary by run
+                  "train": {Recipe fields but seed}},  # rate and 80/10/10 vary by run
      "uniform_loss": float,          # log(world_words): the loss of knowing nothing
      "mask_rate": {
         "floor_15": float, "slots_15": int,       # the standard set: exact floor, targets
@@ -96,16 +96,13 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench._results import machine, write  # noqa: E402
-from mlmlib.constants import IGNORE_INDEX  # noqa: E402
-from mlmlib.corpora import Batch, pack_rows  # noqa: E402
-from mlmlib.model import BertConfig  # noqa: E402
-from mlmlib.tokenizer import SPECIAL_TOKENS  # noqa: E402
-from mlmlib.toyworld import ToyWorld, compare_with_exact  # noqa: E402
-from mlmlib.train import TrainConfig, Trainer, eval_batch, toy_data  # noqa: E402
+from bench._results import machine, write
+from mlmlib.constants import IGNORE_INDEX
+from mlmlib.corpora import Batch, pack_rows
+from mlmlib.model import BertConfig
+from mlmlib.tokenizer import SPECIAL_TOKENS
+from mlmlib.toyworld import ToyWorld, compare_with_exact
+from mlmlib.train import Recipe, RunOptions, Trainer, build_model, eval_batch, toy_data
 
 RATES = [0.05, 0.1, 0.15, 0.3, 0.5, 0.8]
 EVAL_RATE = 0.15  # the standard evaluation; experiments 2 and 3 train at this rate
@@ -193,16 +190,17 @@ def model_config(lab: Lab, size: dict) -> BertConfig:
                       attention_dropout=0.0)
 
 
-def train_config(size: dict, seed: int, rate: float = EVAL_RATE, kind: str = "80/10/10"):
-    return TrainConfig(steps=size["steps"], batch_size=size["batch_size"], lr=2e-3,
-                       warmup=size["warmup"], rate=rate, eval_every=size["steps"], seed=seed,
-                       quiet=True, **KINDS[kind])
+def recipe(size: dict, seed: int, rate: float = EVAL_RATE, kind: str = "80/10/10") -> Recipe:
+    return Recipe(steps=size["steps"], batch_size=size["batch_size"], lr=2e-3,
+                  warmup=size["warmup"], rate=rate, seed=seed, **KINDS[kind])
 
 
 def train(lab: Lab, size: dict, seed: int, rate: float = EVAL_RATE, kind: str = "80/10/10"):
     """A trained model and the seconds it took."""
     start = time.perf_counter()
-    trainer = Trainer(model_config(lab, size), lab.data, train_config(size, seed, rate, kind))
+    trainer = Trainer(build_model(model_config(lab, size), seed=seed), lab.data,
+                      recipe(size, seed, rate, kind),
+                      RunOptions(eval_every=size["steps"], quiet=True))
     trainer.fit()
     return trainer.model, time.perf_counter() - start
 
@@ -417,7 +415,7 @@ def _top(pairs) -> str:
 
 
 def settings(lab: Lab, size: dict, rates, seeds) -> dict:
-    train = asdict(train_config(size, seed=0))
+    train = asdict(recipe(size, seed=0))
     del train["seed"]
     return {"seeds": seeds, "rates": rates, "eval_rate": EVAL_RATE,
             "n_train": size["n_train"], "n_eval": size["n_eval"], "data_seed": 0,

@@ -5,8 +5,8 @@ input ids and labels (mlm_probability 0.15, 80/10/10). Measured as batches per s
 B alternating, median and min-max over repetitions; the whole run is repeated as ``--runs``
 separate processes (3), and the ratio is reported with its spread across them.
 
-    python bench/bench_masking.py            # 3 separate processes; bench/results/masking.json
-    python bench/bench_masking.py --smoke    # a second or two: checks the script runs
+    python -m bench.bench_masking            # 3 separate processes; bench/results/masking.json
+    python -m bench.bench_masking --smoke    # a second or two: checks the script runs
 """
 
 from __future__ import annotations
@@ -15,17 +15,13 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench._results import across, machine, separate_processes, write  # noqa: E402
-from mlmlib.masking import mask_tokens  # noqa: E402
-from mlmlib.tokenizer import SPECIAL_TOKENS  # noqa: E402
+from bench._results import across, machine, separate_processes, write
+from mlmlib.masking import mask_tokens
+from mlmlib.tokenizer import SPECIAL_TOKENS
 
 
 def main(argv=None) -> int:

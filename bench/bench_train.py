@@ -1,22 +1,27 @@
 """Training throughput: mlmlib's mini BERT against Hugging Face's BertForMaskedLM.
 
-Both models get the same config, the same batches and the same masked positions. Each
-measurement is a few full training steps (forward, backward, AdamW). A and B alternate in
-one process after a warm-up, and the table gives the median with min-max over repetitions.
+Both models get the same config, the same batches and the same masked positions, and both are
+trained by the course's own :class:`mlmlib.train.Trainer` (Hugging Face's model behind
+:func:`mlmlib.hf.masked_lm`): each measurement is a few calls of its one training step
+(forward, backward, gradient clipping, AdamW and its schedule) on batches made once and handed
+to both. A and B alternate in one process after a warm-up, and the table gives the median
+with min-max over repetitions.
 It also measures this machine's fp32 matrix-multiply roof and each implementation's share
 of it (MFU), counting the FLOPs that implementation actually performs.
 
-    python bench/bench_train.py                      # the reference config, CPU, fp32
-    python bench/bench_train.py --dtype bf16         # bf16 autocast on both sides
-    python bench/bench_train.py --device cuda        # on a GPU
-    python bench/bench_train.py --recipe             # the course's recipe against HF defaults
-    python bench/bench_train.py --smoke              # a few seconds: checks the script runs
+    python -m bench.bench_train                      # the reference config, CPU, fp32
+    python -m bench.bench_train --dtype bf16         # bf16 autocast on both sides
+    python -m bench.bench_train --device cuda        # on a GPU
+    python -m bench.bench_train --recipe             # the course's recipe against HF defaults
+    python -m bench.bench_train --smoke              # a few seconds: checks the script runs
 
-``--recipe`` compares the course's pretraining recipe (bf16 autocast, no dropout) on mlmlib
-with ``BertForMaskedLM`` at its defaults (fp32, dropout 0.1). Both train for the same number of
-steps on the same batches of real text (the CPython docs, WordPiece, 128 tokens a row) with the
-same optimizer; the steps alternate in chunks, and each chunk is timed. It reports tokens/s
-*and* the validation loss both reach, so that speed is not bought with quality.
+``--recipe`` compares the course's pretraining recipe (no dropout; bf16 autocast on a GPU, as
+the Trainer does) on mlmlib with ``BertForMaskedLM`` at its defaults (fp32, dropout 0.1). Both
+train for the same number of steps on the same batches of real text (the CPython docs,
+WordPiece, 128 tokens a row) with the same recipe; the steps alternate in chunks, and each
+chunk is timed. It reports tokens/s *and* the validation loss both reach (the Trainer's
+evaluation), so that speed is not bought with quality. The Trainer autocasts to bf16 on CUDA
+only, so ``--dtype bf16`` needs ``--device cuda``.
 
 It prints a table and writes JSON (``--json``, default bench/results/train-<device>-<dtype>.json).
 """
@@ -27,24 +32,21 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
+from dataclasses import asdict
 
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench._results import (  # noqa: E402
+from bench._results import (
     across,
-    bf16_is_native,
     machine,
     separate_processes,
     spread,
     write,
 )
-from mlmlib.constants import IGNORE_INDEX  # noqa: E402
-from mlmlib.masking import mask_tokens  # noqa: E402
-from mlmlib.model import BertConfig, MiniBert  # noqa: E402
+from mlmlib.constants import IGNORE_INDEX
+from mlmlib.corpora import Batch
+from mlmlib.model import BertConfig
+from mlmlib.train import Recipe, RunOptions, TrainData, Trainer, build_model, eval_batch
 
 SIDES = ("mlmlib", "transformers")
 CONFIGS = {  # (vocab, hidden, layers, heads, intermediate, sequence, batch)
@@ -92,63 +94,64 @@ def flops_per_token(v, d, layers, i, t, masked_share, score_all):
     return 3 * (layers * block + head)
 
 
-def build(config: str, dropout: float):
-    """Both models at ``config``: mlmlib with ``dropout``, transformers with its default 0.1."""
-    from transformers import BertConfig as HFConfig
-    from transformers import BertForMaskedLM
+def shape(config: str, dropout: float, hf_dropout: float) -> tuple[BertConfig, BertConfig]:
+    """Both models' configs at ``config``, with their dropout."""
+    v, d, layers, heads, i, t, _ = CONFIGS[config]
+    common = dict(vocab_size=v, hidden_size=d, num_layers=layers, num_heads=heads,
+                  intermediate_size=i, max_position=t)
+    return (BertConfig(**common, dropout=dropout, attention_dropout=dropout),
+            BertConfig(**common, dropout=hf_dropout, attention_dropout=hf_dropout))
 
-    v, d, layers, heads, i, t, b = CONFIGS[config]
-    ours = MiniBert(BertConfig(vocab_size=v, hidden_size=d, num_layers=layers, num_heads=heads,
-                               intermediate_size=i, max_position=t, dropout=dropout,
-                               attention_dropout=dropout), rng=0)
-    torch.manual_seed(0)  # transformers initialises its weights from the global generator
-    theirs = BertForMaskedLM(HFConfig(vocab_size=v, hidden_size=d, num_hidden_layers=layers,
-                                      num_attention_heads=heads, intermediate_size=i,
-                                      max_position_embeddings=t, hidden_dropout_prob=0.1,
-                                      attention_probs_dropout_prob=0.1))
-    return ours, theirs, (v, d, layers, i, t, b)
+
+def build(config: str, dropout: float, hf_dropout: float = 0.1):
+    """Both models at ``config`` (mlmlib with ``dropout``, transformers with its default 0.1
+    unless told), each built by the course's setup with weights from seed 0; and the shape."""
+    ours, theirs = shape(config, dropout, hf_dropout)
+    return (build_model(ours, seed=0), build_model(theirs, seed=0, kind="transformers"),
+            CONFIGS[config][:2] + CONFIGS[config][2:3] + CONFIGS[config][4:])
 
 
 def forward(model, ids, mask, labels=None):
-    """One forward pass of either implementation (their keyword names differ)."""
-    if isinstance(model, MiniBert):
-        return model(ids, attention_mask=mask, labels=labels)
-    return model(input_ids=ids, attention_mask=mask, labels=labels)
+    """One forward pass of either model (both meet the trainer's masked-LM protocol)."""
+    return model(ids, attention_mask=mask, labels=labels)
 
 
-def timed_steps(model, optimizer, chunk, device, bf16: bool, scheduler=None) -> float:
-    """Train on every batch of ``chunk`` (forward, backward, AdamW); tokens per second."""
-    _sync(device)
+def trainers(models: dict, data: TrainData, recipe: Recipe, device, bf16: bool) -> dict:
+    """A Trainer for each model: the same recipe (so the same batches and masks), the same run."""
+    run = RunOptions(device=str(device), bf16=bf16, quiet=True)
+    return {name: Trainer(model, data, recipe, run) for name, model in models.items()}
+
+
+def timed_steps(trainer: Trainer, chunk: list[Batch]) -> float:
+    """The Trainer's training step on every batch of ``chunk``; tokens per second."""
+    _sync(trainer.device)
     start = time.perf_counter()
-    for ids, mask, labels in chunk:
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
-            loss = forward(model, ids, mask, labels).loss
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        if scheduler is not None:
-            scheduler.step()
-    _sync(device)
-    return ids.numel() * len(chunk) / (time.perf_counter() - start)
+    for batch in chunk:
+        trainer.train_step(batch)
+    _sync(trainer.device)
+    tokens = sum(int(b.attention_mask.sum()) for b in chunk)
+    return tokens / (time.perf_counter() - start)
 
 
-def batches(v, t, b, n, seed=0):
+def random_data(v, t, b, seed=0) -> TrainData:
+    """Rows of random words between [CLS] and [SEP] (no padding), and an evaluation batch."""
     g = torch.Generator().manual_seed(seed)
-    out = []
-    for _ in range(n):
-        ids = torch.randint(5, v, (b, t), generator=g)
-        ids[:, 0], ids[:, -1] = 2, 3
-        m = mask_tokens(ids, vocab_size=v, mask_token_id=4, special_ids=[0, 1, 2, 3, 4],
-                        rng=g, rule="bert")
-        out.append((m.input_ids, torch.ones_like(ids), m.labels))
-    return out
+    ids = torch.randint(5, v, (4 * b, t), generator=g)
+    ids[:, 0], ids[:, -1] = 2, 3
+    rows = Batch(ids, torch.ones_like(ids), torch.zeros_like(ids))
+    evaluation = eval_batch(Batch(*(x[:b] for x in rows[:3])), v, 4, [0, 1, 2, 3, 4], g)
+    return TrainData(rows, evaluation, v, 4, [0, 1, 2, 3, 4])
+
+
+def batches(trainer: Trainer, n: int) -> list[Batch]:
+    """``n`` masked global batches, drawn by ``trainer`` as it would train on them."""
+    return [trainer.next_batch() for _ in range(n)]
 
 
 def docs_data(max_len: int, vocab_size: int, smoke: bool):
     """Real text: the CPython docs split by document, WordPiece, packed rows, eval masks."""
     from mlmlib.corpora import pack_rows, python_docs, split_documents
     from mlmlib.tokenizer import SPECIAL_TOKENS, train_wordpiece
-    from mlmlib.train import eval_batch
 
     docs = python_docs()[:12] if smoke else python_docs()
     train_docs, valid_docs = split_documents(docs, valid_fraction=0.1, rng=0)
@@ -161,77 +164,44 @@ def docs_data(max_len: int, vocab_size: int, smoke: bool):
     return wordpiece, special, rows, evaluation
 
 
-def recipe(args) -> int:
-    """The course's recipe (bf16, no dropout) on mlmlib against HF at its defaults."""
-    import torch.nn.functional as F
-
-    from mlmlib.corpora import mask_batch
-
+def compare_recipes(args) -> int:
+    """The course's recipe (no dropout) on mlmlib against HF at its defaults, both trained by
+    the course's Trainer on the same batches; the eval loss each reaches."""
     if args.smoke:
         args.config, args.train_steps, args.steps = "smoke", 4, 1
     ours, theirs, (v, _, _, _, t, b) = build(args.config, dropout=0.0)
     device = torch.device(args.device)
     wordpiece, special, rows, evaluation = docs_data(t, v, args.smoke)
-    sides = {"mlmlib": ours.to(device).train(), "transformers": theirs.to(device).train()}
-    native = bf16_is_native(device)  # the recipe: bf16 autocast only where the hardware has it
-    bf16 = {"mlmlib": native, "transformers": False}
-    warmup = max(1, args.train_steps // 10)
-
-    def factor(s):  # the same warm-up and linear decay for both
-        return min((s + 1) / warmup, max(0.0, (args.train_steps - s) / (args.train_steps - warmup)))
-    optimizers = {n: torch.optim.AdamW(m.parameters(), lr=1e-3, weight_decay=0.01)
-                  for n, m in sides.items()}
-    schedulers = {n: torch.optim.lr_scheduler.LambdaLR(o, factor) for n, o in optimizers.items()}
-    g = torch.Generator().manual_seed(0)
-    batches = []
-    for _ in range(args.train_steps):  # the same batches and masks for both sides
-        index = torch.randint(len(rows.input_ids), (b,), generator=g)
-        batch = mask_batch(rows._replace(input_ids=rows.input_ids[index],
-                                         attention_mask=rows.attention_mask[index]),
-                           v, special["[MASK]"], wordpiece.special_ids, g)
-        batches.append((batch.input_ids.to(device), batch.attention_mask.to(device),
-                        batch.labels.to(device)))
-
-    @torch.no_grad()
-    def evaluate(name):  # fp32, eval mode, mean -log P over every target (100% [MASK])
-        model = sides[name].eval()
-        total, count = 0.0, 0
-        for start in range(0, len(evaluation.input_ids), 64):
-            ids = evaluation.input_ids[start:start + 64].to(device)
-            mask = evaluation.attention_mask[start:start + 64].to(device)
-            labels = evaluation.labels[start:start + 64].to(device)
-            logits = forward(model, ids, mask, labels).logits
-            at = labels != IGNORE_INDEX
-            if name == "transformers":
-                logits = logits[at]  # HF scores every position; ours only the masked ones
-            total += float(F.cross_entropy(logits.float(), labels[at], reduction="sum"))
-            count += int(at.sum())
-        model.train()
-        return total / count
-
-    start_loss = {n: evaluate(n) for n in sides}
+    data = TrainData(rows, evaluation, v, special["[MASK]"], wordpiece.special_ids)
+    recipe = Recipe(steps=args.train_steps, batch_size=b, lr=1e-3,
+                    warmup=max(1, args.train_steps // 10), seed=0)
+    sides = {"mlmlib": Trainer(ours, data, recipe, RunOptions(device=args.device, quiet=True)),
+             "transformers": Trainer(theirs, data, recipe,  # Hugging Face's defaults: fp32
+                                     RunOptions(device=args.device, bf16=False, quiet=True))}
+    start_loss = {n: tr.evaluate()["eval_loss"] for n, tr in sides.items()}
     k = args.steps
     rates = {n: [] for n in sides}
     for c in range(0, args.train_steps, k):  # A B A B in chunks of k steps
-        for name in sides:
-            rate = timed_steps(sides[name], optimizers[name], batches[c:c + k], device,
-                               bf16[name], schedulers[name])
+        for name, trainer in sides.items():
+            chunk = batches(trainer, min(k, args.train_steps - c))  # the same for both sides
+            rate = timed_steps(trainer, chunk)
             if c > 0 or args.smoke:  # the first chunk is the warm-up
                 rates[name].append(rate)
+    bf16 = device.type == "cuda"
     result = {"benchmark": "train-recipe", "config": args.config, "device": str(device),
               "train_steps": args.train_steps, "chunk_steps": k,
               "data": f"CPython docs, WordPiece vocabulary {len(wordpiece)} (model rows {v}), "
                       f"{len(rows.input_ids)} training rows of {t}, "
                       f"{int((evaluation.labels != IGNORE_INDEX).sum())} validation targets",
-              "machine": machine(device), "implementations": {}}
-    settings = {"mlmlib": f"{'bf16 autocast' if native else 'fp32 (no native bf16)'}, dropout 0",
+              "recipe": asdict(recipe), "machine": machine(device), "implementations": {}}
+    settings = {"mlmlib": f"{'bf16 autocast' if bf16 else 'fp32'}, dropout 0",
                 "transformers": "fp32, dropout 0.1"}
     print(f"{args.config} config, {device}; {args.train_steps} steps each on the same batches")
     print(f"{'':14s} {'settings':36s} {'tokens/s (median)':>18s} {'min-max':>17s} "
           f"{'eval loss':>10s} {'at step 0':>10s}")
     for name, values in rates.items():
         median = statistics.median(values)
-        loss = evaluate(name)
+        loss = sides[name].evaluate()["eval_loss"]
         result["implementations"][name] = {"settings": settings[name], "tokens_per_s": values,
                                            "median": median, "eval_loss": loss,
                                            "eval_loss_step0": start_loss[name]}
@@ -322,38 +292,33 @@ def main(argv=None) -> int:
             write(out, name, args.json)
         return 0
     if args.recipe:
-        return recipe(args)
+        return compare_recipes(args)
     if args.smoke:
         args.config, args.reps, args.steps = "smoke", 2, 1
     device = torch.device(args.device)
     use_bf16 = args.dtype == "bf16"
-    if use_bf16 and not bf16_is_native(device):
-        print("warning: no native bf16 here (no AVX-512 BF16 or AMX): PyTorch emulates it, "
-              "so bf16 is slower than fp32 on this machine")
+    if use_bf16 and device.type != "cuda":
+        raise SystemExit("--dtype bf16: the Trainer autocasts to bf16 on CUDA only; use "
+                         "--device cuda")
     ours, theirs, (v, d, layers, i, t, b) = build(args.config, 0.0 if args.no_dropout else 0.1)
-    sides = {"mlmlib": ours.to(device).train(), "transformers": theirs.to(device).train()}
-    data = [(x.to(device), y.to(device), z.to(device)) for x, y, z in
-            batches(v, t, b, args.steps * (2 * args.reps + 2))]
-    optimizers = {n: torch.optim.AdamW(m.parameters(), lr=1e-4) for n, m in sides.items()}
-
-    def measure(name, chunk):
-        return timed_steps(sides[name], optimizers[name], chunk, device, use_bf16)
-
+    data = random_data(v, t, b)
+    recipe = Recipe(steps=10**6, batch_size=b, lr=1e-4, warmup=0)  # a long, flat schedule
+    sides = trainers({"mlmlib": ours, "transformers": theirs}, data, recipe, device, use_bf16)
     k = args.steps
-    for name in optimizers:  # warm-up
-        measure(name, data[:k])
-    rates = {name: [] for name in optimizers}
+    chunks = [batches(sides["mlmlib"], k) for _ in range(2 * args.reps + 2)]
+    for trainer in sides.values():  # warm-up
+        timed_steps(trainer, chunks[0])
+    rates = {name: [] for name in sides}
     roof_dtype = torch.bfloat16 if use_bf16 else torch.float32
     roofs = []  # the roof is a ceiling: measured between repetitions too, and the best kept
     for r in range(args.reps):  # A B A B ...
-        for j, name in enumerate(optimizers):
-            chunk = data[(2 * r + j + 2) * k:(2 * r + j + 3) * k]
-            rates[name].append(measure(name, chunk))
+        for j, (name, trainer) in enumerate(sides.items()):
+            rates[name].append(timed_steps(trainer, chunks[2 * r + j + 2]))
         # a GPU runs thousands of products in 0.05 s: enough for its best rate
         short = args.smoke or device.type == "cuda"
         roofs.append(matmul_roof(device, roof_dtype, 0.05 if short else 0.3))
     roof = max([*roofs, matmul_roof(device, roof_dtype, 0.2 if short else 1.0)])
-    masked_share = float((data[0][2] != IGNORE_INDEX).float().mean())
+    masked_share = float((chunks[0][0].labels != IGNORE_INDEX).float().mean())
     flops = {"mlmlib": flops_per_token(v, d, layers, i, t, masked_share, score_all=False),
              "transformers": flops_per_token(v, d, layers, i, t, masked_share, score_all=True)}
     result = {

@@ -81,13 +81,13 @@ part "library tests, GPU visible" 300 "$PY" -m pytest -q -p no:cacheprovider "${
     tests/test_bad_input.py tests/test_bad_input_train.py tests/test_tokenizer_hostile.py \
     --junitxml="$RESULTS/gpu-tests-library.xml"
 wait
-part "train reference bf16" 150 "$PY" bench/bench_train.py --device cuda --dtype bf16 \
+part "train reference bf16" 150 "$PY" -m bench.bench_train --device cuda --dtype bf16 \
     --config reference --runs 3 --reps 3 --steps 10
 copy "$RESULTS/train-reference-cuda-bf16.json"
-part "train base bf16" 180 "$PY" bench/bench_train.py --device cuda --dtype bf16 \
+part "train base bf16" 180 "$PY" -m bench.bench_train --device cuda --dtype bf16 \
     --config base --runs 3 --reps 3 --steps 5
 copy "$RESULTS/train-base-cuda-bf16.json"
-part "toy world to its floor" 240 "$PY" bench/bench_floor.py --device cuda --hf-limit 20 \
+part "toy world to its floor" 240 "$PY" -m bench.bench_floor --device cuda --hf-limit 20 \
     --json "$RESULTS/floor-cuda.json"
 copy "$RESULTS/floor-cuda.json"
 
@@ -100,8 +100,7 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, ".")
-from bench._results import machine, write  # noqa: E402
+from bench._results import machine, write  # stdin's script: the clone's top is on sys.path
 
 steps, results = Path(sys.argv[1]), Path(sys.argv[2])
 parts = [{"part": name, "exit": int(rc), "seconds": int(s)}

@@ -11,9 +11,9 @@ table with the milliseconds per step and the share of each kind, and the rate th
 products themselves reach (GFLOP/s in their own time), and writes JSON
 (``--json``, default bench/results/profile-<config>-<device>-<dtype>.json).
 
-    python bench/profile_step.py                 # reference config, CPU, fp32, 3 processes
-    python bench/profile_step.py --steps 8
-    python bench/profile_step.py --smoke         # a few seconds: checks the script runs
+    python -m bench.profile_step                 # reference config, CPU, fp32, 3 processes
+    python -m bench.profile_step --steps 8
+    python -m bench.profile_step --smoke         # a few seconds: checks the script runs
 
 The profiler adds a little time per operator; the shares are what it shows, the speeds on
 the performance page come from ``bench_train.py``, which runs without it.
@@ -25,17 +25,14 @@ import argparse
 import copy
 import sys
 import time
-from pathlib import Path
 
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench._results import machine, separate_processes, spread, write  # noqa: E402
-from bench.bench_train import CONFIGS, batches, build, flops_per_token, forward  # noqa: E402
-from mlmlib.constants import IGNORE_INDEX  # noqa: E402
+from bench._results import machine, separate_processes, spread, write
+from bench.bench_train import CONFIGS, batches, build, flops_per_token, forward, random_data
+from mlmlib.constants import IGNORE_INDEX
+from mlmlib.train import Recipe, RunOptions, Trainer
 
 # the kind of each operator, by the first pattern its name contains (checked in this order)
 KINDS = [
@@ -66,17 +63,17 @@ def profile_steps(model, optimizer, data, bf16: bool, device) -> dict[str, float
     The forward and backward passes are profiled; the optimizer's update is timed apart (its
     element-wise operators would otherwise land among "the rest"), on the same gradients.
     """
-    def forward_backward(ids, mask, labels):
+    def forward_backward(batch):
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
-            loss = forward(model, ids, mask, labels).loss
+            loss = forward(model, batch.input_ids, batch.attention_mask, batch.labels).loss
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
 
-    forward_backward(*data[0])
+    forward_backward(data[0])
     optimizer.step()  # warm-up: AdamW creates its state at the first step
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         for batch in data[1:]:
-            forward_backward(*batch)
+            forward_backward(batch)
     per_kind: dict[str, float] = {}
     for event in prof.key_averages():
         if event.key.startswith(("ProfilerStep", "autograd::engine")):
@@ -122,14 +119,12 @@ def main(argv=None) -> int:
         return 0
     device = torch.device("cpu")
     dropout = 0.0 if args.no_dropout else 0.1
-    ours, theirs, (v, d, layers, i, t, b) = build(args.config, dropout)
-    if args.no_dropout:
-        theirs.config.hidden_dropout_prob = theirs.config.attention_probs_dropout_prob = 0.0
-        for module in theirs.modules():
-            if isinstance(module, torch.nn.Dropout):
-                module.p = 0.0
-    data = batches(v, t, b, args.steps + 1)
-    masked_share = float((data[0][2] != IGNORE_INDEX).float().mean())
+    ours, theirs, (v, d, layers, i, t, b) = build(args.config, dropout, hf_dropout=dropout)
+    # the batches bench_train times, drawn as the Trainer draws them (both sides get the same)
+    drawer = Trainer(build(args.config, dropout)[0], random_data(v, t, b),
+                     Recipe(batch_size=b, warmup=0), RunOptions(device="cpu", quiet=True))
+    data = batches(drawer, args.steps + 1)
+    masked_share = float((data[0].labels != IGNORE_INDEX).float().mean())
     result = {"benchmark": "profile", "config": args.config, "device": "cpu", "dtype": "fp32",
               "dropout": dropout, "steps": args.steps, "machine": machine(device), "sides": {}}
     for name, model, score_all in (("mlmlib", ours, False), ("transformers", theirs, True)):

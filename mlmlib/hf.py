@@ -19,6 +19,10 @@ map (ids 0..n-1); it must have one unique token per row of the embedding table. 
 untied from the word embeddings (``tie_word_embeddings=False`` with its own
 ``cls.predictions.decoder.weight``) is loaded as it is, into ``BertConfig(tie_embeddings=False)``.
 
+:func:`masked_lm` puts Hugging Face's ``BertForMaskedLM`` behind MiniBert's call
+(:class:`HFMaskedLM`), so that the course's trainer trains either one (the benchmarks compare
+them step for step).
+
 Does not: download anything (nothing is fetched; ``transformers`` only reads local files), or
 need ``transformers`` at run time for the rest of mlmlib: it is imported here, when these
 functions are called. It does not convert other architectures, or export a MiniBert with a
@@ -47,9 +51,10 @@ from pathlib import Path
 
 import torch
 
-from mlmlib.model import BertConfig, MiniBert
+from mlmlib.constants import IGNORE_INDEX
+from mlmlib.model import BertConfig, BertOutput, MiniBert
 
-__all__ = ["export_hf", "import_hf"]
+__all__ = ["HFMaskedLM", "export_hf", "import_hf", "masked_lm"]
 
 _SPECIAL = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 # saved by some versions of transformers, needed by none: buffers, not learned weights
@@ -390,3 +395,42 @@ def _read_vocab(path: Path, size: int) -> list[str]:
         raise ValueError(f"{tokenizer}: the ids are not contiguous 0..{len(by_id) - 1}: id "
                          f"{gaps[0]} is missing")
     return _check_vocab([by_id[i] for i in range(len(by_id))], size, str(tokenizer))
+
+
+class HFMaskedLM(torch.nn.Module):
+    """Hugging Face's ``BertForMaskedLM`` behind :class:`~mlmlib.model.MiniBert`'s call.
+
+    It meets the trainer's masked-LM protocol (:mod:`mlmlib.train.setup`): ``config`` is the
+    :class:`~mlmlib.model.BertConfig` it was made from, and a call returns a
+    :class:`~mlmlib.model.BertOutput` whose ``logits`` are the scores of the masked positions
+    only and whose ``loss`` is their mean ``-log P``. Hugging Face scores every position, as it
+    does in its own training (that work stays part of its time); only the masked rows are
+    handed back. ``bert`` is the ``BertForMaskedLM`` itself.
+    """
+
+    def __init__(self, config: BertConfig, seed: int = 0):
+        super().__init__()
+        if not isinstance(config, BertConfig):
+            raise TypeError(f"config must be a mlmlib.model.BertConfig, got "
+                            f"{type(config).__name__}")
+        off = [name for name in ("position_embeddings", "head_transform", "head_bias")
+               if not getattr(config, name)] + (["nsp"] if config.nsp else [])
+        if off:
+            raise ValueError(f"Hugging Face's BertForMaskedLM has no variant with "
+                             f"{', '.join(off)} changed: use mlmlib's MiniBert for those")
+        self.config = config
+        with torch.random.fork_rng(devices=[]):  # its weights come from the global generator:
+            torch.manual_seed(seed)  # seeded here, and the caller's generator is left as it was
+            self.bert = _transformers().BertForMaskedLM(_hf_config(config))
+
+    def forward(self, input_ids, attention_mask=None, token_type_ids=None, labels=None):
+        """Hugging Face's forward pass; the scores of the masked positions and their loss."""
+        out = self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                        token_type_ids=token_type_ids, labels=labels)
+        logits = out.logits if labels is None else out.logits[labels != IGNORE_INDEX]
+        return BertOutput(logits, out.loss)
+
+
+def masked_lm(config: BertConfig, seed: int = 0) -> HFMaskedLM:
+    """Hugging Face's ``BertForMaskedLM`` at ``config``, seeded, behind MiniBert's call."""
+    return HFMaskedLM(config, seed=seed)

@@ -7,13 +7,14 @@ appears in it (case-insensitive). The bad-input suites are the tests named ``tes
 ``pytest -k bad_input`` runs them all.
 """
 
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
-from mlmlib.model import BertConfig
+from mlmlib.model import BertConfig, MiniBert
 from mlmlib.toyworld import ToyWorld
-from mlmlib.train import toy_data
+from mlmlib.train import Recipe, RunOptions, Trainer, toy_data
 
 LIB = Path(__file__).resolve().parent.parent / "mlmlib"
 
@@ -43,3 +44,18 @@ def toy():
     model_config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_layers=1, num_heads=2,
                               intermediate_size=128, max_position=22)
     return data, model_config
+
+
+@pytest.fixture(scope="session")
+def make_trainer():
+    """``make_trainer(model_config, data, **settings)``: a Trainer of a MiniBert (its weights
+    from the recipe's seed), the settings split into the Recipe and the RunOptions they are
+    fields of."""
+    names = {f.name for f in fields(Recipe)}
+
+    def make(model_config, data, **settings):
+        recipe = Recipe(**{k: v for k, v in settings.items() if k in names})
+        run = RunOptions(**{k: v for k, v in settings.items() if k not in names})
+        return Trainer(MiniBert(model_config, rng=recipe.seed), data, recipe, run)
+
+    return make

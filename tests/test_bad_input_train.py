@@ -8,17 +8,19 @@ line on standard error, ``error: ...``, naming the problem (no traceback).
 
 import math
 import zipfile
+from dataclasses import fields
 
 import pytest
 import torch
 
 from mlmlib.constants import IGNORE_INDEX
 from mlmlib.corpora import Batch
-from mlmlib.model import BertConfig
+from mlmlib.model import BertConfig, MiniBert
 from mlmlib.toyworld import ToyWorld
 from mlmlib.train import (
     CheckpointError,
-    TrainConfig,
+    Recipe,
+    RunOptions,
     TrainData,
     Trainer,
     eval_batch,
@@ -55,12 +57,21 @@ CONFIGS = [
 ]
 
 
+RUN_FIELDS = {f.name for f in fields(RunOptions)}
+
+
+def _settings(**settings):
+    """The settings class the fields belong to, made with them: RunOptions or Recipe."""
+    return (RunOptions if set(settings) <= RUN_FIELDS else Recipe)(**settings)
+
+
 @pytest.mark.parametrize("case", CONFIGS,
-                         ids=[f"TrainConfig-{'-'.join(c[0])}-{next(iter(c[0].values()))!r}"
+                         ids=[f"{'RunOptions' if set(c[0]) <= RUN_FIELDS else 'Recipe'}-"
+                              f"{'-'.join(c[0])}-{next(iter(c[0].values()))!r}"
                               for c in CONFIGS])
 def test_bad_input_train_config(refuses, case):
     settings, error, *words = case
-    refuses(lambda: TrainConfig(**settings), error, *words)
+    refuses(lambda: _settings(**settings), error, *words)
 
 
 @pytest.fixture(scope="module")
@@ -116,20 +127,25 @@ def _padded(**change):
     return _data(rows=rows, **change)
 
 
-def _crafted(tmp_path):
+def _crafted(tmp_path, older=False):
     state = dict.fromkeys(["step", "model", "optimizer", "scheduler", "history",
                            "pending_losses", "seen_tokens", "rng", "data"], 0)
+    settings = {"train_config": {}} if older else {"recipe": {}, "model_kind": "MiniBert"}
     write_checkpoint(tmp_path / "step-0000001.pt",
-                     {**state, "model_config": "mini", "train_config": {}})
+                     {**state, "model_config": "mini", **settings})
     return tmp_path
 
 
 def _existing_run(tmp_path, toy):
     data, model_config = toy
-    Trainer(model_config, data, TrainConfig(steps=2, batch_size=8, warmup=1, eval_every=2,
-                                                        quiet=True),
-            out_dir=tmp_path).fit()
+    Trainer(MiniBert(model_config), data, Recipe(steps=2, batch_size=8, warmup=1),
+            RunOptions(out_dir=tmp_path, eval_every=2, quiet=True)).fit()
     return tmp_path
+
+
+def _trainer(model_config, data, recipe=None, **run):
+    """A Trainer of a MiniBert at ``model_config``, run as ``run`` says."""
+    return Trainer(MiniBert(model_config), data, recipe, RunOptions(**run))
 
 
 NSP = BertConfig(vocab_size=7, hidden_size=8, num_layers=1, num_heads=2, intermediate_size=16,
@@ -171,37 +187,52 @@ CALLS = {
                                    "mask_token_id"),
     "TrainData-empty-rows": (lambda p, t: _data(rows=_rows(torch.zeros(0, 4, dtype=torch.long))),
                              ValueError, "no rows"),
-    "Trainer-config-dict": (lambda p, t: Trainer(vars(t[1]), t[0]), TypeError, "model_config"),
-    "Trainer-data-tuple": (lambda p, t: Trainer(t[1], tuple(t[0].rows)), TypeError, "data"),
-    "Trainer-train-config-dict": (lambda p, t: Trainer(t[1], t[0], {"steps": 2}), TypeError,
-                                  "config"),
-    "Trainer-vocab-mismatch": (lambda p, t: Trainer(SMALL_MODEL, t[0]), ValueError, "vocab_size"),
+    "Trainer-model-dict": (lambda p, t: Trainer(vars(t[1]), t[0]), TypeError, "model",
+                           "masked-LM protocol"),
+    "Trainer-model-config-missing": (lambda p, t: Trainer(torch.nn.Linear(2, 2), t[0]),
+                                     TypeError, "model.config"),
+    "Trainer-data-tuple": (lambda p, t: _trainer(t[1], tuple(t[0].rows)), TypeError, "data"),
+    "Trainer-recipe-dict": (lambda p, t: _trainer(t[1], t[0], {"steps": 2}), TypeError,
+                            "recipe"),
+    "Trainer-run-dict": (lambda p, t: Trainer(MiniBert(t[1]), t[0], None, {"quiet": True}),
+                         TypeError, "run"),
+    "Trainer-vocab-mismatch": (lambda p, t: _trainer(SMALL_MODEL, t[0]), ValueError,
+                               "vocab_size"),
     "Trainer-max-position": (
-        lambda p, t: Trainer(BertConfig(vocab_size=t[0].vocab_size, hidden_size=8, num_layers=1,
-                                        num_heads=2, intermediate_size=16, max_position=8),
-                             t[0]),
+        lambda p, t: _trainer(BertConfig(vocab_size=t[0].vocab_size, hidden_size=8,
+                                         num_layers=1, num_heads=2, intermediate_size=16,
+                                         max_position=8), t[0]),
         ValueError, "max_position"),
-    "Trainer-batch-too-big": (lambda p, t: Trainer(t[1], t[0], TrainConfig(batch_size=500)),
+    "Trainer-batch-too-big": (lambda p, t: _trainer(t[1], t[0], Recipe(batch_size=500)),
                               ValueError, "batch_size", "training set"),
-    "Trainer-resume-no-out": (lambda p, t: Trainer(t[1], t[0], resume=True), ValueError,
+    "Trainer-resume-no-out": (lambda p, t: _trainer(t[1], t[0], resume=True), ValueError,
                               "out_dir"),
-    "Trainer-out-is-file": (lambda p, t: Trainer(t[1], t[0], out_dir=_world_file(p, "x")),
+    "Trainer-out-is-file": (lambda p, t: _trainer(t[1], t[0], out_dir=_world_file(p, "x")),
                             ValueError, "is a file"),
-    "Trainer-resume-empty": (lambda p, t: Trainer(t[1], t[0], out_dir=p, resume=True),
+    "Trainer-resume-empty": (lambda p, t: _trainer(t[1], t[0], out_dir=p, resume=True),
                              CheckpointError, "nothing to resume"),
-    "Trainer-run-exists": (lambda p, t: Trainer(t[1], t[0], out_dir=_existing_run(p, t)),
+    "Trainer-run-exists": (lambda p, t: _trainer(t[1], t[0], out_dir=_existing_run(p, t)),
                            FileExistsError, "already holds"),
-    "Trainer-resume-str": (lambda p, t: Trainer(t[1], t[0], out_dir=p, resume="no"), TypeError,
-                           "resume"),
-    "Trainer-allow-changes-str": (lambda p, t: Trainer(t[1], t[0], allow_changes="no"),
+    "Trainer-resume-str": (lambda p, t: _trainer(t[1], t[0], out_dir=p, resume="no"),
+                           TypeError, "resume"),
+    "Trainer-allow-changes-str": (lambda p, t: _trainer(t[1], t[0], allow_changes="no"),
                                   TypeError, "allow_changes"),
-    "Trainer-out-dir-int": (lambda p, t: Trainer(t[1], t[0], out_dir=123), TypeError, "out_dir"),
+    "Trainer-allow-changes-alone": (lambda p, t: _trainer(t[1], t[0], allow_changes=True),
+                                    ValueError, "allow_changes", "resume"),
+    "Trainer-out-dir-int": (lambda p, t: _trainer(t[1], t[0], out_dir=123), TypeError,
+                            "out_dir"),
     "Trainer-checkpoints-nowhere": (
-        lambda p, t: Trainer(t[1], t[0], TrainConfig(batch_size=8, checkpoint_every=1)),
+        lambda p, t: _trainer(t[1], t[0], Recipe(batch_size=8), checkpoint_every=1),
         ValueError, "checkpoint_every", "out_dir"),
     "Trainer-crafted-checkpoint": (
-        lambda p, t: Trainer(t[1], t[0], out_dir=_crafted(p), resume=True), CheckpointError,
+        lambda p, t: _trainer(t[1], t[0], out_dir=_crafted(p), resume=True), CheckpointError,
         "not one of mlmlib's"),
+    "Trainer-older-checkpoint": (
+        lambda p, t: _trainer(t[1], t[0], out_dir=_crafted(p, older=True), resume=True),
+        CheckpointError, "older mlmlib", "recipe", "cannot be resumed", "['model']"),
+    "Trainer-step-not-a-batch": (
+        lambda p, t: _trainer(t[1], t[0], Recipe(batch_size=8)).train_step([1, 2]), TypeError,
+        "batch", "masked"),
     "TrainData-pad-not-special": (lambda p, t: _padded(special_ids=[1, 2, 3, 4]), ValueError,
                                   "padding", "special_ids"),
     "TrainData-all-special": (lambda p, t: _data(special_ids=list(range(7))), ValueError,
@@ -216,7 +247,7 @@ CALLS = {
                           "seed"),
     "text_data-empty-source": (lambda p, t: text_data(""), ValueError, "source"),
     "read_checkpoint-none": (lambda p, t: read_checkpoint(None), TypeError, "path"),
-    "Trainer-nsp-without-pairs": (lambda p, t: Trainer(NSP, _data(), TrainConfig(batch_size=2)),
+    "Trainer-nsp-without-pairs": (lambda p, t: _trainer(NSP, _data(), Recipe(batch_size=2)),
                                   ValueError, "nsp", "is_next"),
     "read_checkpoint-missing": (lambda p, t: read_checkpoint(p / "nope.pt"), CheckpointError,
                                 "no checkpoint"),
@@ -258,8 +289,9 @@ def test_cuda_asked_for_without_cuda(refuses):
     refuses(lambda: pick_device("cuda"), ValueError, "cuda", "not available")
 
 
-SMALL = ["--train-sentences", "200", "--hidden", "16", "--heads", "2", "--layers", "1",
-         "--batch-size", "8", "--steps", "2", "--warmup", "1", "--eval-every", "1", "--quiet"]
+SMALL = ["--train-sentences", "200", "--hidden-size", "16", "--num-heads", "2",
+         "--num-layers", "1", "--batch-size", "8", "--steps", "2", "--warmup", "1",
+         "--eval-every", "1", "--quiet"]
 
 # (command-line arguments after SMALL, what the one line of error must hold); {tmp} is a
 # fresh folder, {file} a one-paragraph text file, {run} a folder holding a finished run
@@ -282,8 +314,8 @@ CLI = {
     "data-missing": (["--data", "{tmp}/nope.txt"], "--data"),
     "data-one-paragraph": (["--data", "{file}"], "paragraph"),
     "data-empty-folder": (["--data", "{tmp}"], ".txt"),
-    "hidden-0": (["--hidden", "0"], "--hidden"),
-    "heads-not-divisor": (["--heads", "3"], "multiple"),
+    "hidden-0": (["--hidden-size", "0"], "hidden_size"),
+    "heads-not-divisor": (["--num-heads", "3"], "multiple"),
     "dropout": (["--dropout", "1.5"], "dropout"), "max-len": (["--max-len", "2"], "--max-len"),
     "train-sentences-0": (["--train-sentences", "0"], "--train-sentences"),
     "batch-bigger-than-data": (["--batch-size", "64", "--train-sentences", "10"],

@@ -312,6 +312,7 @@ def test_bad_input_byhand(refuses, call, error, words):
     refuses(call, error, *words)
 
 
+@pytest.mark.slow
 def test_the_by_hand_softmax_is_step_4s_and_byhand_never_imports_torch():
     g = np.random.default_rng(0)
     for scores in (g.normal(size=7), g.normal(size=(3, 5)) * 30, np.array([[2.0, -1e30, 0.5]])):

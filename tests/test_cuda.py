@@ -25,13 +25,13 @@ import torch
 from mlmlib.loss import mlm_loss, nsp_loss
 from mlmlib.masking import choose_positions, mask_tokens
 from mlmlib.model import BertConfig, MiniBert
-from mlmlib.train import TrainConfig, Trainer
+from mlmlib.train import Recipe, RunOptions, Trainer
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 ROOT = Path(__file__).resolve().parent.parent
 GPU = torch.device("cuda")
-SMALL = ["--hidden", "32", "--layers", "1", "--heads", "2", "--batch-size", "32",
+SMALL = ["--hidden-size", "32", "--num-layers", "1", "--num-heads", "2", "--batch-size", "32",
          "--train-sentences", "2000", "--warmup", "10", "--quiet"]
 
 
@@ -119,8 +119,8 @@ def test_the_losses_on_the_gpu_give_the_cpu_numbers():
 
 def test_the_trainer_picks_cuda_and_trains_in_bf16(toy):
     data, model_config = toy
-    trainer = Trainer(model_config, data, TrainConfig(steps=40, batch_size=32, eval_every=20,
-                                                      warmup=5, quiet=True))  # device "auto"
+    trainer = Trainer(MiniBert(model_config), data, Recipe(steps=40, batch_size=32, warmup=5),
+                      RunOptions(eval_every=20, quiet=True))  # device "auto"
     assert trainer.device.type == "cuda"
     seen = []
     hook = trainer.model.blocks[0].ffn_in.register_forward_hook(
@@ -129,8 +129,8 @@ def test_the_trainer_picks_cuda_and_trains_in_bf16(toy):
     hook.remove()
     assert torch.bfloat16 in seen  # autocast on: the matrix products ran in bf16
     assert history[-1]["eval_loss"] < history[0]["eval_loss"]
-    off = Trainer(model_config, data, TrainConfig(steps=1, batch_size=32, eval_every=1,
-                                                  warmup=0, bf16=False, quiet=True))
+    off = Trainer(MiniBert(model_config), data, Recipe(steps=1, batch_size=32, warmup=0),
+                  RunOptions(eval_every=1, bf16=False, quiet=True))
     seen.clear()
     hook = off.model.blocks[0].ffn_in.register_forward_hook(
         lambda module, args, out: seen.append(out.dtype))
@@ -154,19 +154,21 @@ def test_resume_on_the_gpu_continues_the_dropout_stream(toy, tmp_path):
     dropout stream afresh would not."""
     data, model_config = toy
 
-    def config(steps):
-        return TrainConfig(steps=steps, batch_size=32, eval_every=10, checkpoint_every=10,
-                           warmup=5, quiet=True, seed=3)
+    def make(out_dir, resume=False):
+        return Trainer(MiniBert(model_config, rng=3), data,
+                       Recipe(steps=20, batch_size=32, warmup=5, seed=3),
+                       RunOptions(out_dir=out_dir, resume=resume, eval_every=10,
+                                  checkpoint_every=10, quiet=True))
 
     runs = []
     for name in ("one", "two"):
-        trainer = Trainer(model_config, data, config(20), out_dir=tmp_path / name)
+        trainer = make(tmp_path / name)
         trainer.fit()
         runs.append(weights(trainer))
     noise = largest_difference(*runs)
     shutil.copytree(tmp_path / "one", tmp_path / "cut")  # as if stopped after step 10
     (tmp_path / "cut" / "step-0000020.pt").unlink()
-    resumed = Trainer(model_config, data, config(20), out_dir=tmp_path / "cut", resume=True)
+    resumed = make(tmp_path / "cut", resume=True)
     assert resumed.step == 10
     resumed.fit()
     gap = largest_difference(weights(resumed), runs[0])
@@ -175,14 +177,15 @@ def test_resume_on_the_gpu_continues_the_dropout_stream(toy, tmp_path):
 
 def test_a_checkpoint_written_on_the_gpu_resumes_on_the_cpu(toy, tmp_path):
     data, model_config = toy
-    config = TrainConfig(steps=10, batch_size=32, eval_every=5, checkpoint_every=5, warmup=2,
-                         quiet=True)
-    Trainer(model_config, data, config, out_dir=tmp_path).fit()
-    longer = dataclasses.replace(config, steps=15, device="cpu")
+    recipe = Recipe(steps=10, batch_size=32, warmup=2)
+    run = RunOptions(out_dir=tmp_path, eval_every=5, checkpoint_every=5, quiet=True)
+    Trainer(MiniBert(model_config), data, recipe, run).fit()
+    longer = dataclasses.replace(recipe, steps=15)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        trainer = Trainer(model_config, data, longer, out_dir=tmp_path, resume=True,
-                          allow_changes=True)
+        trainer = Trainer(MiniBert(model_config), data, longer,
+                          dataclasses.replace(run, device="cpu", resume=True,
+                                              allow_changes=True))
     assert trainer.device.type == "cpu" and trainer.step == 10
     assert any("cuda" in str(w.message) for w in caught)  # the last bits will differ
     history = trainer.fit()
@@ -216,7 +219,8 @@ def free_port():
 def test_the_command_line_picks_cuda_and_runs_under_torchrun_with_nccl(tmp_path):
     """One process under torchrun is DistributedDataParallel with NCCL on a single GPU (NCCL
     refuses two processes on one GPU): the same curve as the plain run, to GPU noise."""
-    args = [*SMALL, "--steps", "30", "--eval-every", "10", "--dropout", "0"]
+    args = [*SMALL, "--steps", "30", "--eval-every", "10", "--dropout", "0",
+            "--attention-dropout", "0"]
     plain = subprocess.run([sys.executable, "-m", "mlmlib.train", *args,
                             "--out", str(tmp_path / "plain")], cwd=ROOT, capture_output=True,
                            text=True, timeout=300)

@@ -64,6 +64,7 @@ def test_the_committed_editions_are_what_the_chapters_give_now():
     assert not bad, f"the editions differ from the chapters (run: make editions): {bad[:5]}"
 
 
+@pytest.mark.slow
 def test_make_editions_writes_them_and_the_check_flag_agrees():
     result = subprocess.run(["make", "-n", "editions"], cwd=ROOT, capture_output=True, text=True)
     assert "mlmlib.course.edition" in result.stdout

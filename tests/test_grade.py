@@ -39,6 +39,8 @@ from mlmlib.course.book import Book, cell_text
 from mlmlib.course.myst import exercise_marker
 from mlmlib.loss import log_softmax, slot_loss
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 WALK, WORKED, SUMMARY = "walkthrough_1_hide", "worked_a_standard_mask", "walkthrough_summary"
 HIDE, SLOT, RAISE, SUM = "ex-walk-1-hide", "ex-a-slot-loss", "ex-a-raise-cat", "ex-walk-summary"

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
 ROOT = Path(__file__).resolve().parent.parent
 REQUIRED = os.environ.get("MLM_REQUIRE_BROWSER") == "1"
 TOKEN = "mlm-test-token"
@@ -92,7 +94,6 @@ def lab(tmp_path_factory):
     server.close()
 
 
-@pytest.mark.slow
 def test_make_lab_serves_the_chapters_and_both_editions_from_one_root(lab):
     for folder in ("notebooks", "editions/notebooks", "editions/student"):
         status, body = lab.contents(f"{folder}/walkthrough_1_hide.ipynb")
@@ -143,8 +144,6 @@ def _hidden_until_clicked(details) -> str:
     return details.inner_text()
 
 
-@pytest.mark.slow
-@pytest.mark.browser
 def test_the_notebook_edition_reads_right_without_myst(lab, chromium):
     page, errors = _open(chromium, lab, f"editions/notebooks/{CHAPTER}")
     text = page.inner_text(".jp-Notebook")
@@ -160,8 +159,6 @@ def test_the_notebook_edition_reads_right_without_myst(lab, chromium):
     page.close()
 
 
-@pytest.mark.slow
-@pytest.mark.browser
 def test_the_student_edition_reads_right_without_myst(lab, chromium):
     page, errors = _open(chromium, lab, f"editions/student/{CHAPTER}")
     text = page.inner_text(".jp-Notebook")
@@ -174,8 +171,6 @@ def test_the_student_edition_reads_right_without_myst(lab, chromium):
     page.close()
 
 
-@pytest.mark.slow
-@pytest.mark.browser
 def test_what_jupyterlab_myst_renders_in_a_source_chapter(chromium, tmp_path):
     lab = Lab(tmp_path, myst=True)
     try:

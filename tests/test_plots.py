@@ -302,6 +302,7 @@ print(json.dumps({"alt": plots.png_alt(data["image/png"]), "expected": plots.alt
 """
 
 
+@pytest.mark.slow
 def test_a_notebook_shows_the_figure_as_a_png_that_carries_its_alt_text():
     """In IPython, a returned figure becomes a PNG with the same pixels as before, plus the alt
     text in its Description chunk (a fresh process: the formatter is registered on import)."""

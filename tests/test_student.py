@@ -1,13 +1,14 @@
-"""The student edition runs, and every exercise in it waits for an answer.
+"""The student edition runs, and its exercises wait for an answer.
 
 ``tests/test_editions.py`` checks the student edition as files (current, no solution left, no
-MyST). Here its notebooks run, from the course's ``notebooks/`` folder (a relative path such as
-``../bench/results`` holds from there, as from ``editions/student/``), and every exercise's
-template cell must answer "Not answered yet". nbval already runs every source chapter; what a
-student notebook runs differently is only its templates (and no solutions, which
-``test_editions.py`` shows nothing after them needs). So the chapters that train for minutes
-(``LONG``) run under nbval only; their templates are the same checkers called with ``None``,
-which ``tests/test_exercises.py`` covers.
+MyST, and no cell after a solution that needs what only the solution defines). What a student
+notebook runs differently from its chapter, which nbval runs whole, is only its template
+cells. So a few short chapters' student notebooks run here, from the course's ``notebooks/``
+folder, and every exercise's template must answer "Not answered yet"; the grader's tests
+(``tests/test_grade.py``) run the untouched student edition of the same chapters and grade it
+"not answered" with the grader's own checks. Every other chapter's templates run too, in the
+chapter itself: each template cell's stored output says "Not answered yet", and nbval runs the
+chapter and compares that output (the test below checks no template's output is exempt).
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ import pytest
 from mlmlib.course.book import Book
 from mlmlib.course.edition import FOLDERS
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = Book(ROOT)
 CHAPTERS = [p.split("/")[-1] for p in BOOK.pages if BOOK.path(p).suffix == ".ipynb"]
-LONG = {"training_2_toy_world", "training_3_real_text", "training_4_exact_lab"}
+SHORT = ("walkthrough_1_hide", "worked_a_standard_mask")  # a function and a number to answer
 
 
 def test_make_student_writes_the_downloads_the_site_offers():
@@ -34,8 +37,7 @@ def test_make_student_writes_the_downloads_the_site_offers():
     assert "html_extra_path: [_build/student-edition]" in config
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("chapter", [c for c in CHAPTERS if c not in LONG])
+@pytest.mark.parametrize("chapter", SHORT)
 def test_every_student_notebook_runs_and_its_checkers_wait_for_an_answer(chapter):
     import nbformat
     from nbclient import NotebookClient
@@ -50,6 +52,22 @@ def test_every_student_notebook_runs_and_its_checkers_wait_for_an_answer(chapter
                         for o in cell.outputs)
         assert "Not answered yet" in shown, f"{chapter}: {cell.source[:60]!r} printed " \
             f"{shown[:200]!r}"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_template_answers_not_answered_yet_in_its_chapter_and_nbval_checks_it(chapter):
+    from mlmlib.course._templates import answer_cells
+
+    cells = list(BOOK.cells(f"notebooks/{chapter}"))
+    found = answer_cells(cells, list(BOOK.exercises(f"notebooks/{chapter}")))
+    assert found, f"{chapter}: no exercise"
+    for label, (_, answers) in found.items():
+        stub = cells[answers[0]]
+        shown = "".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get(
+            "text/plain", "")) for o in stub.get("outputs", []))
+        assert "Not answered yet" in shown, f"{chapter} {label}: its template printed {shown!r}"
+        assert "NBVAL_IGNORE_OUTPUT" not in "".join(stub["source"]), \
+            f"{chapter} {label}: nbval must compare the template's output"
 
 
 def test_the_edition_command_refuses_a_folder_that_is_not_the_course(tmp_path):

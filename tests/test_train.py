@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from mlmlib.model import BertConfig
+from mlmlib.model import BertConfig, MiniBert
 from mlmlib.train import (
     CheckpointError,
     DivergedError,
-    TrainConfig,
+    RunOptions,
     TrainData,
     Trainer,
     pick_device,
@@ -27,8 +27,9 @@ from mlmlib.train import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-SMALL = ["--hidden", "32", "--layers", "1", "--heads", "2", "--batch-size", "32",
-         "--train-sentences", "2000", "--warmup", "10", "--quiet"]
+SMALL = ["--hidden-size", "32", "--num-layers", "1", "--num-heads", "2", "--batch-size", "32",
+         "--train-sentences", "2000", "--warmup", "10", "--quiet", "--dropout", "0.1",
+         "--attention-dropout", "0.1"]
 
 
 # Every process of a test that compares two runs bit for bit uses one thread: how a matrix
@@ -55,9 +56,9 @@ def without_timing(history):
     return [{k: v for k, v in h.items() if k != "tokens_per_s"} for h in history]
 
 
-def test_training_lowers_the_eval_loss_and_records_a_history(toy):
+def test_training_lowers_the_eval_loss_and_records_a_history(make_trainer, toy):
     data, model_config = toy
-    trainer = Trainer(model_config, data, TrainConfig(steps=60, batch_size=32, eval_every=20,
+    trainer = make_trainer(model_config, data, **dict(steps=60, batch_size=32, eval_every=20,
                                                       warmup=10, quiet=True))
     history = trainer.fit()
     assert [h["step"] for h in history] == [0, 20, 40, 60]
@@ -70,6 +71,7 @@ def test_training_lowers_the_eval_loss_and_records_a_history(toy):
     assert pick_device("cpu").type == "cpu"
 
 
+@pytest.mark.slow
 def test_resume_after_a_real_kill_is_exact_between_evaluations(tmp_path):
     """Checkpoints every 10 steps, evaluations every 20: killed right after step 30 (half-way
     through an evaluation window), resumed, it ends with the weights and the history of the
@@ -104,17 +106,19 @@ def test_resume_after_a_real_kill_is_exact_between_evaluations(tmp_path):
     assert without_timing(history_a) == without_timing(history_b)
 
 
-def test_resuming_with_other_threads_warns_that_the_last_bits_will_differ(toy, tmp_path):
+@pytest.mark.slow
+def test_resuming_with_other_threads_warns_that_the_last_bits_will_differ(make_trainer, toy,
+                                                                          tmp_path):
     data, model_config = toy
-    config = TrainConfig(warmup=2, steps=10, batch_size=32, eval_every=5, checkpoint_every=5,
-                         quiet=True, device="cpu")
-    Trainer(model_config, data, config, out_dir=tmp_path).fit()
+    config = dict(warmup=2, steps=10, batch_size=32, eval_every=5, checkpoint_every=5,
+                  quiet=True, device="cpu")
+    make_trainer(model_config, data, **config, out_dir=tmp_path).fit()
     threads = torch.get_num_threads()
     torch.set_num_threads(threads + 1)
     try:
         with pytest.warns(RuntimeWarning, match=rf"with {threads} thread\(s\); this run uses "
                           rf"cpu with {threads + 1}.*OMP_NUM_THREADS={threads}"):
-            Trainer(model_config, data, config, out_dir=tmp_path, resume=True)
+            make_trainer(model_config, data, **config, out_dir=tmp_path, resume=True)
     finally:
         torch.set_num_threads(threads)
     result = subprocess.run(cli("--steps", "10", "--eval-every", "5", "--resume", out=tmp_path
@@ -135,19 +139,19 @@ def test_resuming_with_other_threads_warns_that_the_last_bits_will_differ(toy, t
 
 @pytest.mark.parametrize("checkpoint_every,eval_every,resume_from",
                          [(7, 10, 14), (5, 3, 5), (4, 4, 8), (6, 25, 18)])
-def test_resume_is_exact_on_any_schedule(toy, tmp_path, checkpoint_every, eval_every,
-                                         resume_from):
+def test_resume_is_exact_on_any_schedule(make_trainer, toy, tmp_path, checkpoint_every,
+                                         eval_every, resume_from):
     data, model_config = toy
-    config = TrainConfig(steps=24, batch_size=32, warmup=5, eval_every=eval_every,
-                         checkpoint_every=checkpoint_every, keep_checkpoints=10, quiet=True,
-                         device="cpu")
-    whole = Trainer(model_config, data, config, out_dir=tmp_path / "whole")
+    config = dict(steps=24, batch_size=32, warmup=5, eval_every=eval_every,
+                  checkpoint_every=checkpoint_every, keep_checkpoints=10, quiet=True,
+                  device="cpu")
+    whole = make_trainer(model_config, data, **config, out_dir=tmp_path / "whole")
     whole.fit()
-    Trainer(model_config, data, config, out_dir=tmp_path).fit()
+    make_trainer(model_config, data, **config, out_dir=tmp_path).fit()
     for later in sorted(tmp_path.glob("step-*.pt")):
         if int(later.stem[5:]) > resume_from:
             later.unlink()  # as if killed just after the checkpoint at resume_from
-    resumed = Trainer(model_config, data, config, out_dir=tmp_path, resume=True)
+    resumed = make_trainer(model_config, data, **config, out_dir=tmp_path, resume=True)
     assert resumed.step == resume_from
     resumed.fit()
     for (name, a), b in zip(whole.model.state_dict().items(),
@@ -158,51 +162,53 @@ def test_resume_is_exact_on_any_schedule(toy, tmp_path, checkpoint_every, eval_e
         == without_timing(whole.history)
 
 
-def test_a_damaged_checkpoint_is_refused_and_the_previous_one_survives(toy, tmp_path):
+def test_a_damaged_checkpoint_is_refused_and_the_previous_one_survives(make_trainer, toy,
+                                                                        tmp_path):
     data, model_config = toy
-    config = TrainConfig(warmup=2, steps=20, batch_size=32, eval_every=10, checkpoint_every=10,
-                         quiet=True)
-    Trainer(model_config, data, config, out_dir=tmp_path).fit()
+    config = dict(warmup=2, steps=20, batch_size=32, eval_every=10, checkpoint_every=10,
+                  quiet=True)
+    make_trainer(model_config, data, **config, out_dir=tmp_path).fit()
     older, newer = sorted(tmp_path.glob("step-*.pt"))
     whole = newer.read_bytes()
     newer.write_bytes(whole[:500])  # truncated, as by a full disk
     with pytest.raises(CheckpointError, match="corrupt or truncated") as info:
-        Trainer(model_config, data, config, out_dir=tmp_path, resume=True)
+        make_trainer(model_config, data, **config, out_dir=tmp_path, resume=True)
     assert older.name in str(info.value)
     flipped = bytearray(whole)
     flipped[len(whole) // 2] ^= 0x10  # one bit inside a tensor, as by a bad disk or copy
     newer.write_bytes(bytes(flipped))
     with pytest.raises(CheckpointError, match="checksum does not match") as info:
-        Trainer(model_config, data, config, out_dir=tmp_path, resume=True)
+        make_trainer(model_config, data, **config, out_dir=tmp_path, resume=True)
     assert older.name in str(info.value)
-    resumed = Trainer(model_config, data, config, out_dir=tmp_path / "elsewhere")
+    resumed = make_trainer(model_config, data, **config, out_dir=tmp_path / "elsewhere")
     resumed.load_checkpoint(older)  # the previous good one still loads
     assert resumed.step == 10
     assert not list(tmp_path.glob(".*.tmp"))
 
 
-def test_checkpoints_are_kept_to_the_newest_few(toy, tmp_path):
+def test_checkpoints_are_kept_to_the_newest_few(make_trainer, toy, tmp_path):
     data, model_config = toy
-    config = TrainConfig(warmup=2, steps=40, batch_size=32, eval_every=10, checkpoint_every=10,
-                         keep_checkpoints=2, quiet=True)
-    Trainer(model_config, data, config, out_dir=tmp_path).fit()
+    config = dict(warmup=2, steps=40, batch_size=32, eval_every=10, checkpoint_every=10,
+                  keep_checkpoints=2, quiet=True)
+    make_trainer(model_config, data, **config, out_dir=tmp_path).fit()
     assert [p.name for p in sorted(tmp_path.glob("step-*.pt"))] == ["step-0000030.pt",
                                                                      "step-0000040.pt"]
     other = BertConfig(vocab_size=model_config.vocab_size, hidden_size=64, num_layers=1,
                        num_heads=2, intermediate_size=128, max_position=22)
     with pytest.raises(CheckpointError, match="another model shape"):
-        Trainer(other, data, config, out_dir=tmp_path, resume=True)
+        make_trainer(other, data, **config, out_dir=tmp_path, resume=True)
 
 
-def test_resuming_with_other_settings_or_data_is_refused_naming_each(toy, tmp_path):
+def test_resuming_with_other_settings_or_data_is_refused_naming_each(make_trainer, toy,
+                                                                      tmp_path):
     data, model_config = toy
-    config = TrainConfig(warmup=2, steps=20, batch_size=32, eval_every=10, checkpoint_every=10,
-                         quiet=True)
-    Trainer(model_config, data, config, out_dir=tmp_path).fit()
-    other = TrainConfig(warmup=2, steps=30, batch_size=16, lr=1e-3, eval_every=5,
-                        checkpoint_every=10, seed=3, quiet=True)
+    config = dict(warmup=2, steps=20, batch_size=32, eval_every=10, checkpoint_every=10,
+                  quiet=True)
+    make_trainer(model_config, data, **config, out_dir=tmp_path).fit()
+    other = dict(warmup=2, steps=30, batch_size=16, lr=1e-3, eval_every=5,
+                 checkpoint_every=10, seed=3, quiet=True)
     with pytest.raises(CheckpointError) as info:
-        Trainer(model_config, data, other, out_dir=tmp_path, resume=True)
+        make_trainer(model_config, data, **other, out_dir=tmp_path, resume=True)
     message = str(info.value)
     for setting in ("steps (checkpoint 20, now 30)", "batch_size", "lr", "seed"):
         assert setting in message
@@ -212,25 +218,26 @@ def test_resuming_with_other_settings_or_data_is_refused_naming_each(toy, tmp_pa
                                            token_type_ids=data.rows.token_type_ids[:100]),
                         data.eval, data.vocab_size, data.mask_token_id, data.special_ids)
     with pytest.raises(CheckpointError, match="the data"):
-        Trainer(model_config, smaller, config, out_dir=tmp_path, resume=True)
-    longer = Trainer(model_config, data, other, out_dir=tmp_path, resume=True,
+        make_trainer(model_config, smaller, **config, out_dir=tmp_path, resume=True)
+    longer = make_trainer(model_config, data, **other, out_dir=tmp_path, resume=True,
                      allow_changes=True)
     assert longer.optimizer.param_groups[0]["initial_lr"] == 1e-3
     assert [h["step"] for h in longer.fit()] == [0, 10, 20, 25, 30]
 
 
-def test_a_folder_with_a_run_is_not_overwritten(toy, tmp_path):
+def test_a_folder_with_a_run_is_not_overwritten(make_trainer, toy, tmp_path):
     data, model_config = toy
-    config = TrainConfig(warmup=2, steps=4, batch_size=32, eval_every=2, quiet=True)
-    Trainer(model_config, data, config, out_dir=tmp_path).fit()  # no checkpoints: history only
+    config = dict(warmup=2, steps=4, batch_size=32, eval_every=2, quiet=True)
+    make_trainer(model_config, data, **config, out_dir=tmp_path).fit()  # no checkpoints
     saved = (tmp_path / "history.json").read_text()
     with pytest.raises(FileExistsError, match="already holds a training run"):
-        Trainer(model_config, data, config, out_dir=tmp_path)
+        make_trainer(model_config, data, **config, out_dir=tmp_path)
     with pytest.raises(CheckpointError, match="without checkpoints"):
-        Trainer(model_config, data, config, out_dir=tmp_path, resume=True)
+        make_trainer(model_config, data, **config, out_dir=tmp_path, resume=True)
     assert (tmp_path / "history.json").read_text() == saved
 
 
+@pytest.mark.slow
 def test_a_diverging_run_stops_with_a_clear_error_and_keeps_its_checkpoint(tmp_path):
     """A learning rate of 1e30 blows the weights up: the run stops at the first non-finite
     loss or gradient, exit status 1, one line of error; the last checkpoint still loads."""
@@ -249,9 +256,9 @@ def test_a_diverging_run_stops_with_a_clear_error_and_keeps_its_checkpoint(tmp_p
     assert history == state["history"]  # the records up to the checkpoint, durably written
 
 
-def test_diverged_error_in_process(toy):
+def test_diverged_error_in_process(make_trainer, toy):
     data, model_config = toy
-    trainer = Trainer(model_config, data, TrainConfig(steps=5, batch_size=32, lr=1e30,
+    trainer = make_trainer(model_config, data, **dict(steps=5, batch_size=32, lr=1e30,
                                                       warmup=0, clip=float("inf"),
                                                       eval_every=1, quiet=True))
     before = {k: v.clone() for k, v in trainer.model.state_dict().items()}
@@ -268,12 +275,14 @@ def free_port():
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_two_processes_follow_the_one_process_curve(tmp_path):
     """Same global batch, same masks, dropout off: eval losses agree to 1e-4.
 
     They are not bitwise equal: the two processes add their gradients in another order.
     """
-    args = ["--steps", "30", "--eval-every", "10", "--dropout", "0", "--device", "cpu"]
+    args = ["--steps", "30", "--eval-every", "10", "--dropout", "0", "--attention-dropout", "0",
+            "--device", "cpu"]
     run(*args, out=tmp_path / "one")
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
@@ -306,40 +315,44 @@ def test_toy_recipe_is_the_course_recipe():
 
 def test_toy_recipe_trains(toy):
     data, _ = toy
-    model_config, train_config = toy_recipe(
+    model_config, recipe = toy_recipe(
         data.vocab_size, data.rows.input_ids.shape[1], steps=3, hidden_size=32, num_layers=1,
-        num_heads=2, intermediate_size=128, batch_size=32, warmup=1, eval_every=3, quiet=True)
-    history = Trainer(model_config, data, train_config).fit()
+        num_heads=2, intermediate_size=128, batch_size=32, warmup=1)
+    history = Trainer(MiniBert(model_config, rng=0), data, recipe,
+                      RunOptions(eval_every=3, quiet=True)).fit()
     assert [h["step"] for h in history] == [0, 3]
     assert history[-1]["eval_loss"] < history[0]["eval_loss"]
 
 
-def test_numpy_settings_are_stored_as_plain_numbers_and_resume(toy, tmp_path):
+def test_numpy_settings_are_stored_as_plain_numbers_and_resume(make_trainer, toy, tmp_path):
     """NumPy numbers (from a sweep, say) become Python ones, so the checkpoint loads back."""
     import numpy as np
 
     data, model_config = toy
-    config = TrainConfig(steps=np.int64(4), batch_size=32, lr=np.geomspace(1e-3, 1e-2, 3)[0],
-                         rate=np.float64(0.3), warmup=1, eval_every=2, checkpoint_every=2,
-                         seed=np.int64(0), quiet=True)
-    assert type(config.lr) is float and type(config.steps) is int and type(config.seed) is int
-    Trainer(model_config, data, config, out_dir=tmp_path).fit()
+    config = dict(steps=np.int64(4), batch_size=32, lr=np.geomspace(1e-3, 1e-2, 3)[0],
+                  rate=np.float64(0.3), warmup=1, eval_every=2, checkpoint_every=2,
+                  seed=np.int64(0), quiet=True)
+    trainer = make_trainer(model_config, data, **config, out_dir=tmp_path)
+    recipe = trainer.recipe
+    assert type(recipe.lr) is float and type(recipe.steps) is int and type(recipe.seed) is int
+    trainer.fit()
     for later in tmp_path.glob("step-0000004.pt"):
         later.unlink()
-    assert Trainer(model_config, data, config, out_dir=tmp_path, resume=True).step == 2
+    assert make_trainer(model_config, data, **config, out_dir=tmp_path, resume=True).step == 2
 
 
-def test_when_both_checkpoints_are_damaged_the_error_says_so(toy, tmp_path):
+def test_when_both_checkpoints_are_damaged_the_error_says_so(make_trainer, toy, tmp_path):
     data, model_config = toy
-    config = TrainConfig(steps=4, batch_size=32, warmup=1, eval_every=2, checkpoint_every=2,
-                         quiet=True)
-    Trainer(model_config, data, config, out_dir=tmp_path).fit()
+    config = dict(steps=4, batch_size=32, warmup=1, eval_every=2, checkpoint_every=2,
+                  quiet=True)
+    make_trainer(model_config, data, **config, out_dir=tmp_path).fit()
     for path in tmp_path.glob("step-*.pt"):
         path.write_bytes(path.read_bytes()[:-10])
     with pytest.raises(CheckpointError, match="is damaged too"):
-        Trainer(model_config, data, config, out_dir=tmp_path, resume=True)
+        make_trainer(model_config, data, **config, out_dir=tmp_path, resume=True)
 
 
+@pytest.mark.slow
 def test_a_single_txt_file_is_split_into_paragraphs_and_trains(tmp_path):
     """The README's "a .txt file": one file becomes one document per paragraph (one held out
     for evaluation), and the command line trains on it."""

@@ -7,6 +7,7 @@ Does: what a reader outside the site and a teacher run, from a clone of the cour
 * :mod:`mlmlib.course.myst` - the chapters' MyST markup rewritten as plain Markdown;
 * :mod:`mlmlib.course.edition` - ``python -m mlmlib.course.edition``: the notebook edition and
   the student edition (``editions/``), the answer key and the downloads the site offers;
+* :mod:`mlmlib.course.colab` - the hidden set-up cell every chapter opens with, for Colab;
 * :mod:`mlmlib.course.results` - the stored benchmark results a chapter reads, found from
   wherever the chapter is opened;
 * :mod:`mlmlib.course.grade` - ``python -m mlmlib.course.grade SUBMISSIONS/ --out DIR``: a

@@ -3,31 +3,36 @@
 Does: put a model and its data together and train them, refusing quietly wrong runs. One
 module per part of the job; every name is importable from ``mlmlib.train`` itself:
 
-* :mod:`mlmlib.train.config` - ``TrainConfig``, every setting checked when it is made, and
-  ``toy_recipe``, the course's measured recipe for the toy world.
+* :mod:`mlmlib.train.config` - ``Recipe`` (what a run learns: resume compares it) and
+  ``RunOptions`` (how it is run: resume leaves it free), every setting checked when it is made,
+  and ``toy_recipe``, the course's measured recipe for the toy world.
+* :mod:`mlmlib.train.setup` - ``build_model`` (MiniBert, or Hugging Face's model behind the
+  same call), ``configure_optimizer`` (AdamW and its schedule), ``pick_device`` and
+  ``start_processes``; its docstring states the masked-LM protocol a model meets.
 * :mod:`mlmlib.train.data` - ``TrainData``, the evaluation protocol ``eval_batch``,
   ``toy_data`` and ``text_data``.
-* :mod:`mlmlib.train.trainer` - ``Trainer`` (AdamW, warm-up and decay, evaluation,
-  checkpoints, exact resume, a stop with ``DivergedError`` when the loss turns NaN) and
-  ``pick_device``.
-* :mod:`mlmlib.train.checkpoint` - checksummed, atomic checkpoint files (``CheckpointError``
-  for a damaged one).
+* :mod:`mlmlib.train.trainer` - ``Trainer(model, data, recipe, run)``: the training step,
+  the evaluation and ``fit``, a stop with ``DivergedError`` when the loss turns NaN.
+* :mod:`mlmlib.train.checkpoint` - a run saved and restored exactly, in checksummed, atomic
+  files (``CheckpointError`` for a damaged one).
 * :mod:`mlmlib.train.cli` - the command line: ``python -m mlmlib.train --help``.
 
 Does not: define the model (:mod:`mlmlib.model`), the masking (:mod:`mlmlib.masking`) or the
 corpora (:mod:`mlmlib.corpora`, :mod:`mlmlib.toyworld`).
 
->>> from mlmlib.train import TrainConfig
->>> TrainConfig(rate=0)
+>>> from mlmlib.train import Recipe
+>>> Recipe(rate=0)
 Traceback (most recent call last):
 ...
 ValueError: rate must lie in (0, 1]: the share of tokens to predict, got 0.0
 """
 
 from mlmlib.train.checkpoint import CheckpointError, read_checkpoint
-from mlmlib.train.config import TrainConfig, toy_recipe
+from mlmlib.train.config import Recipe, RunOptions, toy_recipe
 from mlmlib.train.data import TrainData, eval_batch, text_data, toy_data
-from mlmlib.train.trainer import DivergedError, Trainer, pick_device
+from mlmlib.train.setup import build_model, configure_optimizer, pick_device
+from mlmlib.train.trainer import DivergedError, Trainer
 
-__all__ = ["CheckpointError", "DivergedError", "TrainConfig", "TrainData", "Trainer",
-           "eval_batch", "pick_device", "read_checkpoint", "text_data", "toy_data", "toy_recipe"]
+__all__ = ["CheckpointError", "DivergedError", "Recipe", "RunOptions", "TrainData", "Trainer",
+           "build_model", "configure_optimizer", "eval_batch", "pick_device", "read_checkpoint",
+           "text_data", "toy_data", "toy_recipe"]

@@ -1,14 +1,19 @@
-"""mlmlib.train.config - the settings of a training run, each checked, and the toy world's recipe.
+"""mlmlib.train.config - what a run learns (Recipe) and how it is run (RunOptions), each checked.
 
-Does: :class:`TrainConfig` holds every setting of a run and refuses, when it is made, any that
-would train silently wrong: a gradient clip of 0 or below (no learning, or gradient ascent), a
-masking rate of 0 (nothing to learn from), an infinite or negative learning rate, a negative
-weight decay, probabilities outside [0, 1], a bool or a fraction where a count is expected.
-:func:`toy_recipe` is the course's measured recipe for the toy world.
+Does: :class:`Recipe` holds what shapes learning - the schedule, the optimizer's settings, the
+masking, the seed - and is what a resumed run must share with its checkpoint.
+:class:`RunOptions` holds how the run is done - where it writes, how often it evaluates and
+saves, the device, bf16, the progress bar - which a resumed run may change freely. Both refuse,
+when they are made, any setting that would train silently wrong: a gradient clip of 0 or below
+(no learning, or gradient ascent), a masking rate of 0 (nothing to learn from), an infinite or
+negative learning rate, a negative weight decay, probabilities outside [0, 1], a bool or a
+fraction where a count is expected. :func:`toy_recipe` is the course's measured recipe for the
+toy world.
 
-Does not: train (:mod:`mlmlib.train.trainer`) or make data (:mod:`mlmlib.train.data`).
+Does not: train (:mod:`mlmlib.train.trainer`), build a model or an optimizer
+(:mod:`mlmlib.train.setup`) or make data (:mod:`mlmlib.train.data`).
 
->>> TrainConfig(clip=0)
+>>> Recipe(clip=0)
 Traceback (most recent call last):
 ...
 ValueError: clip must be positive (the largest gradient norm; math.inf turns clipping off), got 0.0
@@ -18,12 +23,14 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, fields
+from pathlib import Path
 
 from mlmlib.masking import RULES
 from mlmlib.model import BertConfig
 
-__all__ = ["TrainConfig", "toy_recipe"]
+__all__ = ["Recipe", "RunOptions", "toy_recipe"]
 
 
 def _whole(name: str, value, least: int) -> int:
@@ -42,8 +49,16 @@ def _real(name: str, value) -> float:
     return float(value)
 
 
+def _flag(name: str, value) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
 @dataclass
-class TrainConfig:
+class Recipe:
+    """What a run learns: the schedule, AdamW's settings, the masking and the seed."""
+
     steps: int = 800  # optimizer steps
     batch_size: int = 128  # sequences per step, summed over all processes
     lr: float = 2e-3  # peak learning rate of AdamW
@@ -54,66 +69,87 @@ class TrainConfig:
     mask_prob: float = 0.8  # of those, written as [MASK]
     random_prob: float = 0.1  # replaced by a random word (the rest stay unchanged)
     rule: str = "bernoulli"  # how M is chosen (see mlmlib.masking)
-    eval_every: int = 100  # steps between evaluations
-    checkpoint_every: int = 0  # steps between checkpoints (0: none)
-    keep_checkpoints: int = 2  # the newest checkpoints kept on disk
-    seed: int = 0  # fixes the initial weights, the data order, the masks and dropout
-    device: str = "auto"  # "auto": CUDA, then Apple MPS, then CPU
-    bf16: bool = True  # bf16 autocast on CUDA
-    quiet: bool = False  # no progress bar
+    seed: int = 0  # fixes the data order, the masks and dropout (the model's weights: its own)
 
     def __post_init__(self):
-        for name, least in (("steps", 1), ("batch_size", 1), ("eval_every", 1), ("warmup", 0),
-                            ("checkpoint_every", 0), ("keep_checkpoints", 1), ("seed", 0)):
+        for name, least in (("steps", 1), ("batch_size", 1), ("warmup", 0), ("seed", 0)):
             setattr(self, name, _whole(name, getattr(self, name), least))
         if self.warmup > self.steps:
             raise ValueError(f"warmup ({self.warmup} steps) is longer than the run ({self.steps} "
                              "steps): the learning rate would never reach its peak; lower warmup")
         for name in ("lr", "weight_decay", "clip", "rate", "mask_prob", "random_prob"):
             setattr(self, name, _real(name, getattr(self, name)))  # NumPy floats: plain floats
-        lr = _real("lr", self.lr)
-        if not 0 < lr < math.inf:
+        if not 0 < self.lr < math.inf:
             raise ValueError(f"lr must be a positive, finite learning rate, got {self.lr}")
-        decay = _real("weight_decay", self.weight_decay)
-        if not 0 <= decay < math.inf:
+        if not 0 <= self.weight_decay < math.inf:
             raise ValueError(f"weight_decay must be 0 or more and finite, got {self.weight_decay}")
-        if not _real("clip", self.clip) > 0:
+        if not self.clip > 0:
             raise ValueError("clip must be positive (the largest gradient norm; math.inf turns "
                              f"clipping off), got {self.clip}")
-        if not 0 < _real("rate", self.rate) <= 1:
+        if not 0 < self.rate <= 1:
             raise ValueError(f"rate must lie in (0, 1]: the share of tokens to predict, got "
                              f"{self.rate}")
         for name in ("mask_prob", "random_prob"):
-            if not 0 <= _real(name, getattr(self, name)) <= 1:
+            if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"{name} must lie in [0, 1], got {getattr(self, name)}")
         if self.mask_prob + self.random_prob > 1:
             raise ValueError(f"mask_prob + random_prob = {self.mask_prob + self.random_prob:g} "
                              "is more than 1")
         if self.rule not in RULES:
             raise ValueError(f"rule must be one of {RULES}, got {self.rule!r}")
+
+
+@dataclass
+class RunOptions:
+    """How a run is done: what it writes and shows, and where it runs. Resume leaves it free."""
+
+    out_dir: str | os.PathLike | None = None  # folder for checkpoints and history.json
+    resume: bool = False  # continue from the newest checkpoint in out_dir
+    allow_changes: bool = False  # resume although the recipe or the data differ
+    eval_every: int = 100  # steps between evaluations
+    checkpoint_every: int = 0  # steps between checkpoints (0: none)
+    keep_checkpoints: int = 2  # the newest checkpoints kept on disk
+    device: str = "auto"  # "auto": CUDA, then Apple MPS, then CPU
+    bf16: bool = True  # bf16 autocast on CUDA
+    quiet: bool = False  # no progress bar
+
+    def __post_init__(self):
+        for name, least in (("eval_every", 1), ("checkpoint_every", 0), ("keep_checkpoints", 1)):
+            setattr(self, name, _whole(name, getattr(self, name), least))
+        for name in ("resume", "allow_changes", "bf16", "quiet"):
+            _flag(name, getattr(self, name))
         if not isinstance(self.device, str):
             raise TypeError(f"device must be a name such as 'auto', 'cpu' or 'cuda', got "
                             f"{self.device!r}")
-        for name in ("bf16", "quiet"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if self.out_dir is not None and not isinstance(self.out_dir, str | os.PathLike):
+            raise TypeError(f"out_dir must be a folder's path (str or Path), got "
+                            f"{self.out_dir!r}")
+        if self.out_dir is not None:
+            self.out_dir = Path(self.out_dir)
+        if self.resume and self.out_dir is None:
+            raise ValueError("resume=True needs out_dir, the folder that holds the checkpoints")
+        if self.allow_changes and not self.resume:
+            raise ValueError("allow_changes only makes sense with resume=True")
+        if self.checkpoint_every and self.out_dir is None:
+            raise ValueError(f"checkpoint_every={self.checkpoint_every} but there is no out_dir "
+                             "to write the checkpoints to")
 
 
 def toy_recipe(vocab_size: int, max_position: int, steps: int = 1400, seed: int = 0,
-               **overrides) -> tuple[BertConfig, TrainConfig]:
-    """The course's recipe for the toy world: ``(model_config, train_config)``.
+               **overrides) -> tuple[BertConfig, Recipe]:
+    """The course's recipe for the toy world: ``(model_config, recipe)``.
 
     Tuned for the eval loss of :func:`~mlmlib.train.data.toy_data` (``ToyWorld()``, 20,000
     training sentences, 100% ``[MASK]`` at rate 0.15 on 1,000 evaluation sentences): within 2%
     of the exact floor in well under a minute of fp32 training on 2 CPU cores.
     ``bench/bench_floor.py`` measures it against Hugging Face's defaults. Each choice below
     names the measurement behind it: steps to the target over seeds 0-2 (deterministic), times
-    a step's measured cost. Every other setting is :class:`TrainConfig`'s default; ``steps``
-    sets another schedule length (on a GPU, a longer one ends closer to the floor), and
+    a step's measured cost. Every other setting is :class:`Recipe`'s default; ``steps`` sets
+    another schedule length (on a GPU, a longer one ends closer to the floor), and
     ``overrides`` replace any field of either config, by name.
 
-    >>> model_config, train_config = toy_recipe(vocab_size=211, max_position=22)
-    >>> model_config.hidden_size, model_config.num_layers, train_config.rate
+    >>> model_config, recipe = toy_recipe(vocab_size=211, max_position=22)
+    >>> model_config.hidden_size, model_config.num_layers, recipe.rate
     (64, 2, 0.3)
     """
     model = {
@@ -127,7 +163,7 @@ def toy_recipe(vocab_size: int, max_position: int, steps: int = 1400, seed: int 
         # descent (Geiping & Goldstein's cramming recipe drops it too)
         "dropout": 0.0, "attention_dropout": 0.0,
     }
-    train = {
+    recipe = {
         # the linear decay ends at 1400 steps (31 s of steps on 2 cores): 2% of the floor
         # comes at 775-875, with room for a slow seed; 1000 steps left seed 0 at 2.6%
         "steps": steps,
@@ -142,14 +178,13 @@ def toy_recipe(vocab_size: int, max_position: int, steps: int = 1400, seed: int 
         # finds 0.3 closest to the floor. BERT's 80/10/10 kept: 100% [MASK] was no faster
         # (550-825 steps), and the lab finds it leaves a model that makes little use of a
         # word it can see
-        "rate": 0.3, "mask_prob": 0.8, "random_prob": 0.1,
-        "eval_every": 50, "seed": seed,
+        "rate": 0.3, "mask_prob": 0.8, "random_prob": 0.1, "seed": seed,
     }
-    unknown = set(overrides) - set(BertConfig.__dataclass_fields__) \
-        - set(TrainConfig.__dataclass_fields__)
+    model_fields = {f.name for f in fields(BertConfig)}
+    unknown = set(overrides) - model_fields - {f.name for f in fields(Recipe)}
     if unknown:
         raise TypeError(f"toy_recipe() has no setting {', '.join(sorted(unknown))}")
     for name, value in overrides.items():
-        (model if name in BertConfig.__dataclass_fields__ else train)[name] = value
+        (model if name in model_fields else recipe)[name] = value
     return (BertConfig(vocab_size=vocab_size, max_position=max_position, **model),
-            TrainConfig(**train))
+            Recipe(**recipe))

@@ -154,7 +154,7 @@ def text_data(source: str, vocab_size: int = 2000, max_len: int = 64, seed: int 
     so it needs at least two.
     """
     from mlmlib.corpora import load_text, pack_rows, python_docs, split_documents
-    from mlmlib.tokenizer import train_wordpiece
+    from mlmlib.tokenizer import SPECIAL_TOKENS, train_wordpiece
 
     seed = _check_seed(seed)
     if not isinstance(source, str) or not source:
@@ -169,7 +169,7 @@ def text_data(source: str, vocab_size: int = 2000, max_len: int = 64, seed: int 
                              "evaluation")
     train_docs, valid_docs = split_documents(docs, 0.1, rng=seed)
     wp = train_wordpiece([d.text for d in train_docs], vocab_size)
-    special = {t: wp.ids[t] for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")}
+    special = {t: wp.ids[t] for t in SPECIAL_TOKENS}
     rows = pack_rows([wp.encode(d.text) for d in train_docs], max_len, special)
     valid = pack_rows([wp.encode(d.text) for d in valid_docs], max_len, special)
     g = torch.Generator().manual_seed(seed + 1)
