@@ -131,9 +131,9 @@ def number(value, name: str, low: float = -INF, high: float = INF, *, above: boo
     try:
         x = float(value)
     except OverflowError:  # an int beyond every float
-        x = math.copysign(INF, value)
-    if not (math.isfinite(x) and _inside(x, low, high, above, below)):
-        raise ValueError(f"{name} must be {what}, got {value!r}")
+        x = INF if value > 0 else -INF
+    if not (math.isfinite(x) and _inside(x, low, high, above, below)):  # NaN is never inside
+        raise ValueError(f"{name} must be {what}, got {value if isinstance(value, int) else x}")
     return x
 
 
