@@ -7,7 +7,9 @@ Does:
   them), as named documents. The text depends on the Python version, so counts made from it
   differ slightly between versions (the course's checked outputs use Python 3.11).
 * :func:`load_text` - your own text: a ``.txt`` file, or a folder of them, one document each.
-  A missing path, an empty file or bytes that are not UTF-8 give a clear error.
+  A missing path, an empty file or bytes that are not UTF-8 give a clear error; a file with
+  no text (only whitespace or control characters) is an error alone, and skipped with a
+  warning in a folder of others.
 * :func:`sentences_of` and :func:`split_documents` - clean a document into sentences, and
   split documents (never sentences) into training and validation sets.
 * :func:`pack_rows` and :func:`nsp_rows` - token ids into fixed-length rows ``[CLS] ... [SEP]``
@@ -31,19 +33,19 @@ is a ``TypeError`` saying to pass a list.
 
 from __future__ import annotations
 
-import numbers
 import operator
-import os
 import re
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 import torch
 
-from mlmlib._checks import _generator, _not_text, _whole
+from mlmlib._checks import flag, generator, ids, items, kind, mapping, number, pathlike, whole
 from mlmlib.masking import mask_tokens
 from mlmlib.tokenizer import basic_tokenize
+from mlmlib.tokenizer.basic import _has_words
 
 __all__ = ["Batch", "Document", "load_text", "mask_batch", "nsp_rows", "pack_rows",
            "paragraphs_of", "python_docs", "sentences_of", "split_documents", "tokens_of",
@@ -57,10 +59,9 @@ class Document(NamedTuple):
 
 def _list_of(value, name: str, what: str) -> list:
     """``value`` as a list; a ``str`` (or one Document) is not a list of its letters."""
-    if isinstance(value, Document):
+    if isinstance(value, Document):  # a tuple of two str, but one document
         raise TypeError(f"{name} must be a list of {what}, got one Document; pass a list")
-    _not_text(value, name, what)
-    return list(value)
+    return items(value, name, what)
 
 
 def _token_ids(seq, name: str) -> list[int]:
@@ -75,12 +76,6 @@ def _token_ids(seq, name: str) -> list[int]:
     if ids and max(ids) >= 2**63:
         raise ValueError(f"{name} holds the token id {max(ids)}, too large for int64 (2**63)")
     return ids
-
-
-def _whole_at_least(value, name: str, least: int, why: str) -> int:
-    if (value := _whole(value, name)) < least:
-        raise ValueError(f"{name} must leave room for {why}: at least {least}, got {value}")
-    return value
 
 
 def _rows(batch, name: str):
@@ -100,8 +95,7 @@ def python_docs() -> list[Document]:
 
 def tokens_of(documents: Sequence[Document], lower: bool = True) -> list[str]:
     """Every word and punctuation token of the documents, in order (BERT's basic tokenizer)."""
-    if not isinstance(lower, bool):
-        raise TypeError(f"lower must be True or False, got {lower!r}")
+    flag(lower, "lower")
     tokens: list[str] = []
     for k, doc in enumerate(_list_of(documents, "documents", "Documents")):
         if not isinstance(getattr(doc, "text", None), str):
@@ -111,34 +105,47 @@ def tokens_of(documents: Sequence[Document], lower: bool = True) -> list[str]:
     return tokens
 
 
-def _read(file: Path) -> Document:
+def _read(file: Path) -> str:
     data = file.read_bytes()
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise ValueError(f"{file} is not UTF-8 text: byte 0x{data[err.start]:02x} at offset "
                          f"{err.start}") from None
-    if not text.strip():
-        raise ValueError(f"{file} is empty: there is no text to learn from")
-    return Document(file.name, text)
+
+
+# a file the tokenizer reads as no token at all: no text to learn from
+_NO_TEXT = "only whitespace or characters that BERT's tokenizer drops (control, format, ...)"
+_EMPTY = f"is empty: it holds no text to learn from, {_NO_TEXT}"
 
 
 def load_text(path) -> list[Document]:
-    """Your own corpus: one ``.txt`` file, or every ``.txt`` file in a folder (sorted)."""
-    if not isinstance(path, str | os.PathLike):
-        raise TypeError(f"path must be a file or folder path (a str or a pathlib.Path), got "
-                        f"{type(path).__name__}")
-    if not os.fspath(path):  # Path("") is ".": every .txt file under the current folder
-        raise ValueError("path is empty; name a .txt file or a folder (\".\" for this one)")
-    path = Path(path)
+    """Your own corpus: one ``.txt`` file, or every ``.txt`` file in a folder (sorted).
+
+    A file with no text (nothing but whitespace and characters the tokenizer drops, such as
+    control characters) is refused when it is the one file named, and skipped with a warning
+    that names it in a folder; a folder whose files all hold no text is refused.
+    """
+    path = pathlike(path, "path")
     if path.is_file():
-        return [_read(path)]
-    if path.is_dir():
-        files = sorted(p for p in path.rglob("*.txt") if p.is_file())
-        if not files:
-            raise ValueError(f"the folder {path} holds no .txt files")
-        return [_read(f) for f in files]
-    raise FileNotFoundError(f"no such file or folder: {path}")
+        text = _read(path)
+        if not _has_words(text):
+            raise ValueError(f"{path} {_EMPTY}")
+        return [Document(path.name, text)]
+    if not path.is_dir():
+        raise FileNotFoundError(f"no such file or folder: {path}")
+    files = sorted(p for p in path.rglob("*.txt") if p.is_file())
+    if not files:
+        raise ValueError(f"the folder {path} holds no .txt files")
+    texts = {file: _read(file) for file in files}
+    empty = [file for file, text in texts.items() if not _has_words(text)]
+    if len(empty) == len(files):
+        raise ValueError(f"the folder {path} holds no .txt files with text; each is empty ("
+                         + ", ".join(f.name for f in empty[:3]) + ", ..." * (len(empty) > 3)
+                         + f"): {_NO_TEXT}")
+    for file in empty:
+        warnings.warn(f"{file} {_EMPTY}; it is skipped", stacklevel=2)
+    return [Document(file.name, text) for file, text in texts.items() if file not in empty]
 
 
 _RULE = re.compile(r"^\s*([*=\-~^#+_])\1{2,}\s*$")  # reST underlines such as ***** or =====
@@ -154,8 +161,7 @@ def paragraphs_of(text: str) -> list[str]:
     >>> paragraphs_of("One line.\n\n  \nTwo\nlines.\n")
     ['One line.', 'Two\nlines.']
     """
-    if not isinstance(text, str):
-        raise TypeError(f"text must be one document's text (a str), got {type(text).__name__}")
+    kind(text, "text", str, "one document's text (a str)")
     return [p.strip() for p in _PARAGRAPH_BREAK.split(text) if p.strip()]
 
 
@@ -166,9 +172,8 @@ def sentences_of(text: str) -> list[str]:
     a paragraph, a sentence ends at ``.``, ``!`` or ``?`` followed by a space and a capital
     letter or a digit. Simple rules, good enough for documentation prose.
     """
-    if not isinstance(text, str):
-        raise TypeError(f"text must be one document's text (a str), got {type(text).__name__}; "
-                        "for a Document pass doc.text, for several call sentences_of on each")
+    kind(text, "text", str, "one document's text (a str: for a Document pass doc.text, for "
+                             "several call sentences_of on each)")
     out = []
     for paragraph in paragraphs_of(text):
         lines = [line.strip() for line in paragraph.splitlines() if not _RULE.match(line)]
@@ -184,13 +189,10 @@ def split_documents(documents: Sequence, valid_fraction: float = 0.1,
     At least one document goes to each side when there are two or more.
     """
     documents = _list_of(documents, "documents", "documents")
-    if isinstance(valid_fraction, bool) or not isinstance(valid_fraction, numbers.Real):
-        raise TypeError(f"valid_fraction must be a number in (0, 1), got {valid_fraction!r}")
-    if not 0 < valid_fraction < 1:
-        raise ValueError(f"valid_fraction must lie in (0, 1), got {valid_fraction}")
+    valid_fraction = number(valid_fraction, "valid_fraction", 0, 1, above=True, below=True)
     if len(documents) < 2:
         raise ValueError("need at least two documents to split by document")
-    gen = _generator(rng)
+    gen = generator(rng)
     order = torch.randperm(len(documents), generator=gen).tolist()
     n_valid = min(max(1, round(len(documents) * valid_fraction)), len(documents) - 1)
     valid = sorted(order[:n_valid])
@@ -207,9 +209,7 @@ class Batch(NamedTuple):
 
 
 def _check_ids(special: dict[str, int]) -> None:
-    if not isinstance(special, Mapping):
-        raise TypeError(f"special must be a dict of token -> id (with [CLS], [SEP] and [PAD]), "
-                        f"got {type(special).__name__}")
+    special = mapping(special, "special", "token -> id (with [CLS], [SEP] and [PAD])")
     missing = [k for k in ("[CLS]", "[SEP]", "[PAD]") if k not in special]
     if missing:
         raise ValueError(f"special ids for {missing} are needed")
@@ -223,7 +223,7 @@ def pack_rows(sequences: Sequence[Sequence[int]], max_len: int,
     A sequence longer than ``max_len - 2`` is cut into several rows, so no token is lost.
     """
     _check_ids(special)
-    _whole_at_least(max_len, "max_len", 3, "[CLS], a token and [SEP]")
+    max_len = whole(max_len, "max_len (room for [CLS], a token and [SEP])", least=3)
     body = max_len - 2
     rows = []
     for n, seq in enumerate(_list_of(sequences, "sequences", "sequences of token ids")):
@@ -248,7 +248,7 @@ def nsp_rows(documents: Sequence[Sequence[Sequence[int]]], max_len: int,
     sentence, as BERT does, to fit ``[CLS] A [SEP] B [SEP]`` in ``max_len``.
     """
     _check_ids(special)
-    _whole_at_least(max_len, "max_len", 5, "[CLS] A [SEP] B [SEP], a token in A and in B")
+    max_len = whole(max_len, "max_len (room for [CLS] A [SEP] B [SEP], a token in A and B)", 5)
     documents = [[_token_ids(s, f"documents[{d}][{k}]") for k, s in
                   enumerate(_list_of(doc, f"documents[{d}]", "sentences (lists of token ids)"))]
                  for d, doc in enumerate(_list_of(documents, "documents", "documents"))]
@@ -258,7 +258,7 @@ def nsp_rows(documents: Sequence[Sequence[Sequence[int]]], max_len: int,
         empty = "has no sentence" if not doc else "has an empty sentence" if not all(doc) else ""
         if empty:
             raise ValueError(f"documents[{d}] {empty}: drop empty ones first")
-    gen = _generator(rng)
+    gen = generator(rng)
     rows, types, flags = [], [], []
     for d, doc in enumerate(documents):
         for k in range(len(doc) - 1):
@@ -316,15 +316,14 @@ def unigram_baseline(rows: Batch, targets, vocab_size: int,
     >>> round(unigram_baseline(rows, torch.tensor([7]), 10, [0, 1, 2, 3, 4]), 4)
     0.7885
     """
-    ids, mask = _rows(rows, "rows").input_ids, rows.attention_mask
-    if ids.is_floating_point() or ids.dtype == torch.bool:
-        raise TypeError(f"rows.input_ids must be integer token ids, got dtype {ids.dtype}")
-    if ids.shape != mask.shape:
-        raise ValueError(f"rows.input_ids {tuple(ids.shape)} and rows.attention_mask "
+    tokens = ids(_rows(rows, "rows").input_ids, "rows.input_ids")
+    mask = rows.attention_mask
+    if tokens.shape != mask.shape:
+        raise ValueError(f"rows.input_ids {tuple(tokens.shape)} and rows.attention_mask "
                          f"{tuple(mask.shape)} must have one shape")
-    vocab_size = _whole_at_least(vocab_size, "vocab_size", 1, "one token")
+    vocab_size = whole(vocab_size, "vocab_size", least=1)
     special = torch.tensor(sorted(set(_token_ids(special_ids, "special_ids"))), dtype=torch.long)
-    seen = ids[mask.bool()].long()
+    seen = tokens[mask.bool()].long()
     outside = seen[(seen < 0) | (seen >= vocab_size)].tolist() + [
         i for i in special.tolist() if i >= vocab_size]
     if outside:
@@ -337,9 +336,7 @@ def unigram_baseline(rows: Batch, targets, vocab_size: int,
         raise TypeError(f"targets must be token ids, got {type(targets).__name__}") from None
     if not len(targets):
         raise ValueError("no targets to score")
-    if targets.is_floating_point() or targets.dtype == torch.bool:
-        raise TypeError(f"targets must be integer token ids, got dtype {targets.dtype}")
-    targets = targets.long()
+    targets = ids(targets, "targets").long()
     if torch.isin(targets, special).any() or (targets < 0).any() or (targets >= vocab_size).any():
         raise ValueError("every target must be an ordinary token id of the vocabulary")
     counts = torch.bincount(seen, minlength=vocab_size).double()

@@ -33,7 +33,7 @@ BERT has no such variant.
 >>> from mlmlib.model import BertConfig, MiniBert
 >>> model = MiniBert(BertConfig(vocab_size=8, hidden_size=8, num_layers=1, num_heads=2,
 ...                             intermediate_size=16, max_position=8))
->>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b", "c"]
+>>> vocab = [*SPECIAL_TOKENS, "a", "b", "c"]  # [PAD] [UNK] [CLS] [SEP] [MASK] a b c
 >>> folder = export_hf(model, vocab, tempfile.mkdtemp() + "/mini-bert")
 >>> sorted(p.name for p in folder.iterdir())
 ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'vocab.txt']
@@ -45,18 +45,17 @@ BERT has no such variant.
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Sequence
 from pathlib import Path
 
 import torch
 
-from mlmlib.constants import IGNORE_INDEX
+from mlmlib._checks import described, flag, items, kind, pathlike
+from mlmlib.constants import IGNORE_INDEX, SPECIAL_TOKENS
 from mlmlib.model import BertConfig, BertOutput, MiniBert
 
 __all__ = ["HFMaskedLM", "export_hf", "import_hf", "masked_lm"]
 
-_SPECIAL = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 # saved by some versions of transformers, needed by none: buffers, not learned weights
 _BUFFERS = {"bert.embeddings.position_ids", "bert.embeddings.token_type_ids"}
 # the decoder: its weight is the word embeddings (tied) or its own (untied); its bias must equal
@@ -108,23 +107,12 @@ def _qkv(i: int, part: str) -> list[str]:
     return [f"bert.encoder.layer.{i}.attention.self.{n}.{part}" for n in ("query", "key", "value")]
 
 
-def _path(directory) -> Path:
-    if not isinstance(directory, (str, os.PathLike)):
-        raise TypeError(f"directory must be a path (str or pathlib.Path), got "
-                        f"{type(directory).__name__}")
-    return Path(directory)
-
-
 def _check_vocab(vocab, size: int, where: str) -> list[str]:
     """``vocab`` as a list: ``size`` unique, non-empty str tokens with no line break."""
-    if isinstance(vocab, (str, bytes, Mapping, Set)) or not isinstance(vocab, Iterable):
-        raise TypeError(f"{where} must be a sequence of str tokens (a list, id = position), "
-                        f"got {type(vocab).__name__}")
-    tokens, seen = [str(t) if isinstance(t, str) else t for t in vocab], {}
+    tokens, seen = items(vocab, where, "str tokens (id = position)", ordered=True), {}
     for i, token in enumerate(tokens):
         if not isinstance(token, str):
-            raise TypeError(f"{where} must hold str tokens, but id {i} is "
-                            f"{type(token).__name__} {token!r}")
+            raise TypeError(f"{where} must hold str tokens, but id {i} is {described(token)}")
         if not token or "\n" in token or "\r" in token:
             raise ValueError(f"token {i} of {where} is {token!r}: a token must be non-empty "
                              "and hold no line break (vocab.txt has one token per line)")
@@ -134,7 +122,7 @@ def _check_vocab(vocab, size: int, where: str) -> list[str]:
         seen[token] = i
     if len(tokens) != size:
         raise ValueError(f"{where} has {len(tokens)} tokens but the model has vocab_size {size}")
-    return tokens
+    return [str(t) for t in tokens]  # a str subclass (NumPy's) becomes a plain str
 
 
 def _hf_config(cfg: BertConfig):
@@ -154,24 +142,21 @@ def export_hf(model: MiniBert, vocab: Sequence[str], directory, overwrite: bool 
     Refuses a directory that already holds files unless ``overwrite=True``, so nothing a user
     saved is replaced by accident.
     """
-    if not isinstance(model, MiniBert):
-        raise TypeError(f"model must be a mlmlib MiniBert, got {type(model).__name__}")
-    cfg = model.config
+    cfg = kind(model, "model", MiniBert, "a mlmlib MiniBert").config
     off = [name for name in ("position_embeddings", "head_transform", "head_bias")
            if not getattr(cfg, name)]
     if off:
         raise ValueError(f"the model has {', '.join(off)} switched off; Hugging Face's BERT "
                          "has no such variant, so it cannot be exported")
     tokens = _check_vocab(vocab, cfg.vocab_size, "the vocabulary")
-    missing = [t for t in _SPECIAL if t not in tokens]
+    missing = [t for t in SPECIAL_TOKENS if t not in tokens]
     if missing:
         raise ValueError(f"the vocabulary lacks BERT's special tokens {missing}")
     if tokens[cfg.pad_token_id] != "[PAD]":
         raise ValueError(f"the model's pad_token_id is {cfg.pad_token_id} but the vocabulary "
                          f"has [PAD] at id {tokens.index('[PAD]')}")
-    if not isinstance(overwrite, bool):
-        raise TypeError(f"overwrite must be True or False, got {overwrite!r}")
-    out = _path(directory)
+    flag(overwrite, "overwrite")
+    out = pathlike(directory, "directory")
     for place in (out, *out.parents):  # the first that exists must be a directory
         if place.exists():
             if not place.is_dir():
@@ -310,7 +295,7 @@ def import_hf(directory) -> tuple[MiniBert, list[str]]:
     Raises ``ValueError`` (naming the problem) for anything MiniBert cannot reproduce exactly,
     ``FileNotFoundError`` for a missing config, weights or vocabulary; see the module docstring.
     """
-    path = _path(directory)
+    path = pathlike(directory, "directory")
     if path.exists() and not path.is_dir():
         raise NotADirectoryError(f"{path} is a file, not a Hugging Face model directory")
     if not (path / "config.json").is_file():

@@ -13,7 +13,7 @@ next-sentence loss (:func:`nsp_loss`) and the clueless baseline ``log |V|``
 
 Does not: choose the masked set M (:mod:`mlmlib.masking`) or compute the scores
 (:mod:`mlmlib.model`). It imports no other part of mlmlib except the shared constant
-``IGNORE_INDEX``.
+``IGNORE_INDEX`` and the shared argument checks (:mod:`mlmlib._checks`).
 
 Inputs may be Python lists, NumPy arrays or torch tensors. Lists and arrays are computed in
 float64 and give NumPy arrays or Python floats back; tensors give tensors back (so gradients flow).
@@ -36,6 +36,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from mlmlib._checks import described, flag, ids, items, one_of, whole, within
 from mlmlib.constants import IGNORE_INDEX
 
 __all__ = [
@@ -50,15 +51,6 @@ __all__ = [
 ]
 
 _REDUCTIONS = ("sum", "mean")
-
-
-def _describe(x) -> str:
-    """A short name for the type of ``x``, for error messages."""
-    if isinstance(x, torch.Tensor):
-        return f"a torch tensor of dtype {x.dtype}"
-    if isinstance(x, np.ndarray):
-        return f"a NumPy array of dtype {x.dtype}"
-    return f"{type(x).__name__} {x!r}"[:80]
 
 
 def _as_tensor(x, name: str, *, integer: bool) -> tuple[torch.Tensor, bool]:
@@ -76,12 +68,12 @@ def _as_tensor(x, name: str, *, integer: bool) -> tuple[torch.Tensor, bool]:
             raise TypeError(f"{name} must be a rectangular list, array or tensor of numbers "
                             f"({err})") from None
         if arr.dtype.kind not in "iuf":
-            raise TypeError(f"{name} must hold numbers, got {_describe(x)}")
+            raise TypeError(f"{name} must hold numbers, got {described(x)}")
         t, given_tensor = torch.from_numpy(arr if integer else arr.astype(np.float64)), False
     if t.dtype == torch.bool or t.is_complex():
-        raise TypeError(f"{name} must hold real numbers, got {_describe(x)}")
+        raise TypeError(f"{name} must hold real numbers, got {described(x)}")
     if integer and t.is_floating_point():
-        raise TypeError(f"{name} must be integer token ids, got {_describe(x)}")
+        raise TypeError(f"{name} must be integer token ids, got {described(x)}")
     if not integer and not t.is_floating_point():
         t = t.to(torch.get_default_dtype())
     return t, given_tensor
@@ -91,22 +83,12 @@ def _as_scores(scores, name: str = "scores", dim: int = -1) -> tuple[torch.Tenso
     """Checked scores: at least one word along ``dim`` (the last), every entry finite."""
     t, given_tensor = _as_tensor(scores, name, integer=False)
     if t.ndim == 0:
-        raise ValueError(f"{name} must have one entry per word of the vocabulary, got a single "
-                         "number")
-    bad_type = isinstance(dim, bool) or not isinstance(dim, int)
-    if bad_type or not -t.ndim <= dim < t.ndim:
-        raise (TypeError if bad_type else ValueError)(
-            f"dim must be a dimension of {name} (shape {tuple(t.shape)}): an int from "
-            f"{-t.ndim} to {t.ndim - 1}, got {dim!r}")
+        raise ValueError(f"{name} must have one entry per word of the vocabulary, got one number")
+    dim = whole(dim, f"dim (a dimension of {name}, shape {tuple(t.shape)})", -t.ndim, t.ndim - 1)
     if t.shape[dim] == 0:
         raise ValueError(f"empty vocabulary: {name} has no entries in its last dimension"
                          if dim in (-1, t.ndim - 1) else f"{name} has no entries along dim {dim}")
-    bad = ~torch.isfinite(t.detach())
-    if bad.any():
-        where = tuple(int(i) for i in bad.nonzero()[0])
-        raise ValueError(f"{name} must be finite, but entry {where} is "
-                         f"{t.detach()[where].item()}")
-    return t, given_tensor
+    return within(t, name), given_tensor
 
 
 def _out(t: torch.Tensor, given_tensor: bool):
@@ -153,27 +135,20 @@ def log_softmax(scores, dim: int = -1):
 def _word_index(target, vocab: Sequence[str] | None, size: int, name: str) -> int:
     """The index of ``target`` (an index, or a word looked up in ``vocab``), checked."""
     if vocab is not None:
-        if isinstance(vocab, str | bytes) or not isinstance(vocab, Sequence | np.ndarray):
-            raise TypeError(f"vocab must be a list of words, got {_describe(vocab)}")
+        vocab = items(vocab, "vocab", "words", unique=True, ordered=True)
         if len(vocab) != size:
             raise ValueError(f"vocab has {len(vocab)} words but there are {size} scores")
-        if len(set(vocab)) != size:
-            twice = next(w for k, w in enumerate(vocab) if w in list(vocab)[:k])
-            raise ValueError(f"vocab lists the word {twice!r} twice")
     if isinstance(target, str):
         if vocab is None:
             raise TypeError(f"{name} {target!r} is a word; pass vocab=[...] to look it up")
         if target not in vocab:
-            raise ValueError(f"{name} {target!r} is not in the vocabulary {list(vocab)}")
-        return list(vocab).index(target)
-    if isinstance(target, torch.Tensor | np.ndarray) and target.ndim == 0:
-        target = target.item()
-    if isinstance(target, bool) or not isinstance(target, int | np.integer):
-        raise TypeError(f"{name} must be a word index (int) or a word, got {_describe(target)}")
+            raise ValueError(f"{name} {target!r} is not in the vocabulary {vocab}")
+        return vocab.index(target)
+    target = whole(target, f"{name} (a word index, or a word)")
     if not 0 <= target < size:
         raise ValueError(f"{name} {target} is outside the vocabulary of {size} words "
                          f"(indices 0..{size - 1})")
-    return int(target)
+    return target
 
 
 # loss for one masked slot  =  -log P(truth)  =  -log softmax(s)_truth
@@ -202,17 +177,8 @@ def neg_log(p):
     2.5257
     """
     t, given_tensor = _as_tensor(p, "p", integer=False)
-    d = t.detach()
-    bad = torch.isnan(d) | (d < 0) | (d > 1)
-    if bad.any():
-        value = d[tuple(int(i) for i in bad.nonzero()[0])].item() if d.ndim else d.item()
-        raise ValueError(f"a probability must lie in [0, 1], got {value}")
+    within(t, "p", 0, 1)  # a probability
     return _out(0.0 - torch.log(t), given_tensor)  # 0.0 - x: -log 1 is 0.0, not -0.0
-
-
-def _check_reduction(reduction: str) -> None:
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"reduction must be one of {_REDUCTIONS}, got {reduction!r}")
 
 
 # L_MLM = -sum_{i in M} log P(x_i | x_\M)        ("sum", the course's formula)
@@ -240,40 +206,23 @@ def mlm_loss(logits, labels, reduction: str = "sum", ignore_index: int = IGNORE_
     >>> mlm_loss([[1, 2, 0, 1], [0, 0, 0, 0]], [1, -100])
     0.626523...
     """
-    _check_reduction(reduction)
-    if isinstance(ignore_index, bool) or not isinstance(ignore_index, int | np.integer):
-        raise TypeError(f"ignore_index must be a whole number, got {_describe(ignore_index)}")
-    if not -(2**63) <= ignore_index < 2**63:
-        raise ValueError(f"ignore_index {ignore_index} is outside int64, the labels' dtype")
-    if not isinstance(check, bool):
-        raise TypeError(f"check must be True or False, got {_describe(check)}")
+    one_of(reduction, "reduction", _REDUCTIONS)
+    ignore_index = whole(ignore_index, "ignore_index (an int64 label)", -(2**63), 2**63 - 1)
+    flag(check, "check")
     if not check and isinstance(logits, torch.Tensor) and isinstance(labels, torch.Tensor):
         _check_labels(logits, labels, ignore_index)  # shapes and dtypes: no pass over the data
         return _mlm_loss(logits, labels, reduction, ignore_index)
     scores, given_tensor = _as_scores(logits, "logits")
-    ids, _ = _as_tensor(labels, "labels", integer=True)
-    _check_labels(scores, ids, ignore_index)
-    vocab_size = scores.shape[-1]
-    ids = ids.to(scores.device).long()  # int64: no comparison wraps around in a small dtype
-    in_m = ids != ignore_index
-    outside = in_m & ((ids < 0) | (ids >= vocab_size))
-    if outside.any():
-        where = tuple(int(i) for i in outside.nonzero()[0])
-        raise ValueError(
-            f"label {ids[where].item()} at position {where} is outside the vocabulary of "
-            f"{vocab_size} words (ids 0..{vocab_size - 1}); unmasked positions take "
-            f"{ignore_index}")
-    return _out(_mlm_loss(scores, ids, reduction, ignore_index), given_tensor)
+    truth, _ = _as_tensor(labels, "labels", integer=True)
+    _check_labels(scores, truth, ignore_index)
+    ids(truth, "labels", scores.shape[-1], ignore=ignore_index)  # each label in M is a word
+    return _out(_mlm_loss(scores, truth.to(scores.device), reduction, ignore_index),
+                given_tensor)
 
 
 def _check_labels(logits: torch.Tensor, labels: torch.Tensor, ignore_index: int) -> None:
     """Labels of a signed integer dtype (unless ``ignore_index >= 0``), shaped like the logits."""
-    if labels.is_floating_point() or labels.is_complex() or labels.dtype == torch.bool:
-        raise TypeError(f"labels must be integer token ids, got {_describe(labels)}")
-    if ignore_index < 0 and not labels.is_signed():
-        raise TypeError(f"labels of dtype {labels.dtype} cannot hold ignore_index {ignore_index} "
-                        "(unsigned: -100 would wrap around to a large id); use a signed dtype "
-                        "such as torch.long")
+    ids(labels, "labels", ignore=ignore_index)
     if tuple(labels.shape) != tuple(logits.shape[:-1]):
         raise ValueError(
             f"labels have shape {tuple(labels.shape)} but logits have shape "
@@ -314,7 +263,7 @@ def nsp_loss(logits, is_next, reduction: str = "mean"):
     >>> round(nsp_loss([math.log(0.9), math.log(0.1)], True), 4)  # P(correct) = 0.90
     0.1054
     """
-    _check_reduction(reduction)
+    one_of(reduction, "reduction", _REDUCTIONS)
     scores, given_tensor = _as_scores(logits, "logits")
     if scores.shape[-1] != 2:
         raise ValueError(f"NSP logits need 2 columns (IsNext, NotNext), got shape "
@@ -327,11 +276,11 @@ def nsp_loss(logits, is_next, reduction: str = "mean"):
         except ValueError:  # a ragged list
             arr = np.asarray(None)
         if arr.dtype.kind not in "biu" and arr.size:
-            raise TypeError(f"is_next must be booleans or 0/1, got {_describe(is_next)}")
+            raise TypeError(f"is_next must be booleans or 0/1, got {described(is_next)}")
         truth = torch.from_numpy(arr.astype(bool) if arr.size == 0 else arr)
     if truth.dtype != torch.bool:
         if truth.is_floating_point() or truth.is_complex():
-            raise TypeError(f"is_next must be booleans or 0/1, got {_describe(is_next)}")
+            raise TypeError(f"is_next must be booleans or 0/1, got {described(is_next)}")
         if ((truth != 0) & (truth != 1)).any():
             raise ValueError("is_next must be booleans or 0/1")
     if tuple(truth.shape) != tuple(scores.shape[:-1]):
@@ -354,8 +303,4 @@ def uniform_loss(vocab_size: int) -> float:
     >>> round(uniform_loss(30000), 4)
     10.309
     """
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int | np.integer):
-        raise TypeError(f"vocab_size must be a whole number, got {_describe(vocab_size)}")
-    if vocab_size < 1:
-        raise ValueError(f"empty vocabulary: vocab_size must be at least 1, got {vocab_size}")
-    return math.log(vocab_size)
+    return math.log(whole(vocab_size, "vocab_size", least=1))

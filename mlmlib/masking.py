@@ -47,7 +47,7 @@ from typing import NamedTuple
 
 import torch
 
-from mlmlib._checks import _generator, _not_text, _whole
+from mlmlib._checks import generator, ids, indices, items, one_of, probability, whole
 from mlmlib.constants import IGNORE_INDEX
 
 __all__ = [
@@ -70,25 +70,15 @@ class MaskedBatch(NamedTuple):
     labels: torch.Tensor  # the original id where a position is in M, IGNORE_INDEX elsewhere
 
 
-def _check_probability(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"{name} must be a number in [0, 1], got {type(value).__name__}")
-    if not 0.0 <= value <= 1.0:  # also catches NaN
-        raise ValueError(f"{name} must lie in [0, 1], got {value}")
-    return float(value)
-
-
 def _check_rule(rule: str, max_predictions) -> int | None:
     """A known rule, and ``max_predictions`` None or a cap (at least 1) on the "bert" count."""
-    if rule not in RULES:
-        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+    one_of(rule, "rule", RULES)
     if max_predictions is None:
         return None
-    if _whole(max_predictions, "max_predictions (or None)") < 1:
-        raise ValueError(f"max_predictions must be at least 1, got {max_predictions}")
+    max_predictions = whole(max_predictions, "max_predictions (or None)", least=1)
     if rule != "bert":
         raise ValueError("max_predictions caps the 'bert' rule only; 'bernoulli' has no count")
-    return int(max_predictions)
+    return max_predictions
 
 
 # |M| = min(max_predictions, max(1, round(n * rate)))     (and 0 when there is no candidate)
@@ -98,11 +88,9 @@ def bert_count(n: int, rate: float = 0.15, max_predictions: int | None = None) -
     >>> bert_count(4), bert_count(100), bert_count(512, max_predictions=20)
     (1, 15, 20)
     """
-    rate = _check_probability(rate, "rate")
+    rate = probability(rate, "rate")
     max_predictions = _check_rule("bert", max_predictions)
-    n = _whole(n, "n (the number of candidates)")
-    if n < 0:
-        raise ValueError(f"n (the number of candidates) cannot be negative, got {n}")
+    n = whole(n, "n (the number of candidates)", least=0)
     if n == 0:
         return 0
     k = max(1, round(n * rate))
@@ -149,30 +137,18 @@ def choose_positions(candidates, rate: float = 0.15, *, rule: str = "bert",
     tensor([2, 3])
     """
     max_predictions = _check_rule(rule, max_predictions)
-    rate = _check_probability(rate, "rate")
-    if isinstance(candidates, bool | float | str | bytes) or candidates is None:
-        raise TypeError("candidates must be a count n or a sequence of positions, got "
-                        f"{type(candidates).__name__} {candidates!r}"[:120])
-    if not isinstance(candidates, Iterable) or getattr(candidates, "ndim", None) == 0:
-        # a count: an int, a NumPy or 0-d tensor (or array) integer
-        candidates = _whole(candidates, "candidates (a count n)")
-        if candidates < 0:
-            raise ValueError(f"the number of candidates cannot be negative, got {candidates}")
-        pool = torch.arange(candidates)
+    rate = probability(rate, "rate")
+    if isinstance(candidates, str | bytes) or not isinstance(candidates, Iterable) or (
+            getattr(candidates, "ndim", None) == 0):  # a count: a Python, NumPy or 0-d integer
+        pool = torch.arange(whole(candidates, "candidates (a count n, or positions)", least=0))
     else:
-        pool = torch.as_tensor(candidates if isinstance(candidates, torch.Tensor)
-                               else [_whole(c, "a candidate position") for c in candidates])
-        not_whole = pool.is_floating_point() or pool.dtype == torch.bool
-        if pool.ndim != 1 or (pool.numel() and not_whole):
-            raise TypeError("candidates must be a count n or a 1-D sequence of integer positions")
-        pool = pool.long()
-        if pool.numel() and pool.min() < 0:
-            raise ValueError(f"candidates contain the negative position {int(pool.min())}; "
-                             "positions count from 0")
-        if pool.unique().numel() != pool.numel():
-            raise ValueError("candidates contain a position twice")
+        if getattr(candidates, "ndim", 1) != 1:
+            raise TypeError(f"candidates must be a count n or a 1-D list of positions, got "
+                            f"shape {tuple(candidates.shape)}")
+        pool = torch.tensor(indices(candidates, "candidates", unique=True), dtype=torch.long,
+                            device=candidates.device if torch.is_tensor(candidates) else None)
     chosen = _select(torch.ones(1, pool.numel(), dtype=torch.bool), rate, rule, max_predictions,
-                     _generator(rng))[0]
+                     generator(rng))[0]
     return pool[chosen].sort().values
 
 
@@ -182,11 +158,7 @@ def is_continuation(pieces: Sequence[str]) -> list[bool]:
     >>> is_continuation(["the", "em", "##bed", "##ding", "works"])
     [False, False, True, True, False]
     """
-    _not_text(pieces, "pieces", "WordPiece pieces")
-    pieces = list(pieces)
-    for p in pieces:
-        if not isinstance(p, str):
-            raise TypeError(f"pieces must be strings (WordPiece pieces), got {p!r}")
+    pieces = items(pieces, "pieces", "WordPiece pieces", text=True)
     return [p.startswith("##") for p in pieces]
 
 
@@ -204,29 +176,20 @@ def mask_positions(tokens, positions: Iterable[int], mask_token="[MASK]"):
     """
     is_tensor = isinstance(tokens, torch.Tensor)
     if is_tensor:
-        if _check_ids(tokens, None, "tokens").ndim != 1:
+        if ids(tokens, "tokens").ndim != 1:
             raise ValueError(f"mask_positions takes one sentence (1-D), got shape "
                              f"{tuple(tokens.shape)}")
-        mask_token = _whole(mask_token, "mask_token (the [MASK] id, for a tensor of ids)")
-        if not torch.iinfo(tokens.dtype).min <= mask_token <= torch.iinfo(tokens.dtype).max:
-            raise ValueError(f"mask_token {mask_token} does not fit in dtype {tokens.dtype}")
+        fits = torch.iinfo(tokens.dtype)
+        mask_token = whole(mask_token, f"mask_token (the [MASK] id, in the ids' {tokens.dtype})",
+                           fits.min, fits.max)
     else:
-        _not_text(tokens, "tokens", "words (or a 1-D tensor of ids)")
-        tokens = list(tokens)
+        tokens = items(tokens, "tokens", "words (or a 1-D tensor of ids)")
         if not isinstance(mask_token, str) or not mask_token:
             raise TypeError(f"mask_token must be the text written for a hidden word, such as "
                             f"'[MASK]', got {mask_token!r}")
-    _not_text(positions, "positions", "positions")
-    n = len(tokens)
-    seen: set[int] = set()
-    for p in positions:
-        p = _whole(p, "a position")
-        if not 0 <= p < n:
-            raise ValueError(f"cannot mask position {p} in a {n}-token sentence "
-                             f"(positions are 0..{n - 1})")
-        if p in seen:
-            raise ValueError(f"position {p} is listed twice; M is a set")
-        seen.add(p)
+    seen = set(indices(positions, "positions", len(tokens), unique=True,
+                       phrase="cannot mask position {p} in a {n}-token sentence "
+                              "(positions are 0..{last})"))
     if is_tensor:
         index = torch.tensor(sorted(seen), dtype=torch.long)
         corrupted = tokens.clone()
@@ -237,28 +200,6 @@ def mask_positions(tokens, positions: Iterable[int], mask_token="[MASK]"):
     corrupted = [mask_token if i in seen else t for i, t in enumerate(tokens)]
     labels = [t if i in seen else None for i, t in enumerate(tokens)]
     return corrupted, labels
-
-
-def _check_ids(input_ids, vocab_size: int | None, name: str = "input_ids") -> torch.Tensor:
-    """Checked ids: an integer tensor (any integer dtype), each id in ``0..vocab_size - 1``."""
-    if not isinstance(input_ids, torch.Tensor):
-        raise TypeError(f"{name} must be a torch tensor of token ids, got "
-                        f"{type(input_ids).__name__}")
-    if input_ids.is_floating_point() or input_ids.is_complex() or input_ids.dtype == torch.bool:
-        raise TypeError(f"{name} must be integer token ids, got dtype {input_ids.dtype}")
-    if vocab_size is None:
-        return input_ids
-    if input_ids.ndim not in (1, 2):
-        raise ValueError(f"{name} must have shape (T,) or (B, T), got {tuple(input_ids.shape)}")
-    if vocab_size - 1 > torch.iinfo(input_ids.dtype).max:
-        raise ValueError(f"{name} of dtype {input_ids.dtype} cannot hold the ids of a "
-                         f"{vocab_size}-word vocabulary; use torch.long")
-    ids = input_ids.long()  # compare in int64: vocab_size would wrap around in a small dtype
-    if ids.numel() and (ids.min() < 0 or ids.max() >= vocab_size):
-        bad = ((ids < 0) | (ids >= vocab_size)).nonzero()[0].tolist()
-        raise ValueError(f"token id {ids[tuple(bad)].item()} at position {tuple(bad)} is "
-                         f"outside the vocabulary of {vocab_size} words")
-    return input_ids
 
 
 def _nth_ordinary(k: torch.Tensor, specials: tuple[int, ...]) -> torch.Tensor:
@@ -313,45 +254,46 @@ def mask_tokens(input_ids: torch.Tensor, *, vocab_size: int, mask_token_id: int,
         keeps the input's dtype, ``labels`` are ``torch.long``.
     """
     max_predictions = _check_rule(rule, max_predictions)
-    rate = _check_probability(rate, "rate")
-    mask_prob = _check_probability(mask_prob, "mask_prob")
-    random_prob = _check_probability(random_prob, "random_prob")
+    rate = probability(rate, "rate")
+    mask_prob = probability(mask_prob, "mask_prob")
+    random_prob = probability(random_prob, "random_prob")
     if mask_prob + random_prob > 1.0 + 1e-12:
         raise ValueError(f"mask_prob + random_prob = {mask_prob + random_prob:g} is more than 1; "
                          "the rest (kept unchanged) cannot be negative")
-    vocab_size = _whole(vocab_size, "vocab_size")
-    if vocab_size < 1:
-        raise ValueError(f"empty vocabulary: vocab_size must be at least 1, got {vocab_size}")
+    vocab_size = whole(vocab_size, "vocab_size", least=1)
     if vocab_size > 2**63:
         raise ValueError(f"vocab_size {vocab_size} is more ids than int64 can hold (2**63)")
-    ids = _check_ids(input_ids, vocab_size)
-    mask_token_id = _whole(mask_token_id, "mask_token_id")
-    _not_text(special_ids, "special_ids", "token ids")
-    specials = tuple(sorted({_whole(i, "a special id") for i in special_ids}))  # a cache key
-    if specials and (specials[0] < 0 or specials[-1] >= vocab_size):
-        raise ValueError(f"special_ids {list(specials)} must be ids inside the vocabulary "
-                         f"of {vocab_size} words")
+    ids(input_ids, "input_ids", vocab_size)
+    if input_ids.ndim not in (1, 2):
+        raise ValueError(f"input_ids must have shape (T,) or (B, T), got {tuple(input_ids.shape)}")
+    if vocab_size - 1 > torch.iinfo(input_ids.dtype).max:
+        raise ValueError(f"input_ids of dtype {input_ids.dtype} cannot hold the ids of a "
+                         f"{vocab_size}-word vocabulary; use torch.long")
+    mask_token_id = whole(mask_token_id, "mask_token_id")
+    specials = tuple(sorted(set(indices(special_ids, "special_ids", vocab_size,
+                                        phrase="{name}: {p} is not an id of the {n}-word "
+                                               "vocabulary"))))
     if mask_token_id not in specials:
         raise ValueError(f"mask_token_id {mask_token_id} must be one of special_ids "
                          f"{list(specials)}")
     n_ordinary = vocab_size - len(specials)  # ids that may be chosen or written at random
     if random_prob > 0 and n_ordinary == 0:
         raise ValueError("the vocabulary has no ordinary word to use as a random replacement")
-    gen = _generator(rng)
+    gen = generator(rng)
 
     # the draws come from a CPU generator, so a batch on a GPU is masked on the CPU (the same
     # numbers on every device) and the result returned to the batch's own device
-    flat = ids.detach().cpu()
-    flat = flat.reshape(1, -1) if ids.ndim == 1 else flat  # (B, T)
+    flat = input_ids.detach().cpu()
+    flat = flat.reshape(1, -1) if input_ids.ndim == 1 else flat  # (B, T)
     ordinary = ~torch.isin(flat.long(), torch.tensor(specials, dtype=torch.long))  # (B, T)
     if continuation is None:
         chosen = _select(ordinary, rate, rule, max_predictions, gen)  # (B, T)
     else:
         if not isinstance(continuation, torch.Tensor) or continuation.dtype != torch.bool:
             raise TypeError("continuation must be a bool tensor (True on ## pieces)")
-        if continuation.shape != ids.shape:
+        if continuation.shape != input_ids.shape:
             raise ValueError(f"continuation has shape {tuple(continuation.shape)} but input_ids "
-                             f"have shape {tuple(ids.shape)}")
+                             f"have shape {tuple(input_ids.shape)}")
         cont = continuation.cpu().reshape(flat.shape)
         word, word_ok = _whole_words(cont, ordinary)  # (B, T), (B, U)
         word_chosen = _select(word_ok, rate, rule, max_predictions, gen)  # (B, U)
@@ -367,5 +309,5 @@ def mask_tokens(input_ids: torch.Tensor, *, vocab_size: int, mask_token_id: int,
                                     specials)  # (B, T)
         corrupted = torch.where(to_random, replacement.to(flat.dtype), corrupted)
     labels = torch.where(chosen, flat.long(), IGNORE_INDEX)  # (B, T), long as PyTorch wants
-    return MaskedBatch(corrupted.reshape(ids.shape).to(ids.device),
-                       labels.reshape(ids.shape).to(ids.device))
+    return MaskedBatch(corrupted.reshape(input_ids.shape).to(input_ids.device),
+                       labels.reshape(input_ids.shape).to(input_ids.device))

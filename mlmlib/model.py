@@ -15,9 +15,10 @@ By default the head scores only the masked positions (it gathers the hidden stat
 labels are not ``IGNORE_INDEX`` before the decoder): the same loss for a fraction of the
 output layer's work. ``score_all=True`` scores every position (fill-mask, pictures).
 
-Checks its input: :class:`BertConfig` refuses nonsense settings (a size that is not a positive
-``int``, a dropout outside ``[0, 1)``, a LayerNorm epsilon or initializer range that is not a
-positive finite number, ...), and :meth:`MiniBert.forward` refuses bad tensors (wrong type,
+Checks its input (with :mod:`mlmlib._checks`): :class:`BertConfig` refuses nonsense settings (a
+size that is not a positive whole number, which it stores as an ``int``, a dropout outside
+``[0, 1)``, a LayerNorm epsilon or initializer range that is not a positive finite number, ...),
+and :meth:`MiniBert.forward` refuses bad tensors (wrong type,
 dtype, shape or device, ids outside the vocabulary, an empty batch, a mask that is not 0/1 or
 hides a whole row) with a ``TypeError``/``ValueError`` that names the argument, before any work.
 Token ids, segment ids and labels of the smaller integer dtypes (int32, int16, int8, uint8) are
@@ -43,14 +44,13 @@ defaults are BERT's, and only a model with every part is exported to Hugging Fac
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mlmlib._checks import _generator
+from mlmlib._checks import described, flag, generator, ids, kind, number, whole, within
 from mlmlib.constants import IGNORE_INDEX
 from mlmlib.loss import mlm_loss, nsp_loss
 
@@ -88,39 +88,23 @@ class BertConfig:
 
     def __post_init__(self):
         for name in ("vocab_size", "hidden_size", "num_layers", "num_heads",
-                     "intermediate_size", "max_position", "type_vocab_size", "pad_token_id"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"{name} must be a whole number (int), got "
-                                f"{type(value).__name__} {value!r}")
-            if value < 1 and name != "pad_token_id":
-                raise ValueError(f"{name} must be a positive whole number, got {value!r}")
+                     "intermediate_size", "max_position", "type_vocab_size"):
+            setattr(self, name, whole(getattr(self, name), name, least=1))  # NumPy ints: ints
+        self.pad_token_id = whole(self.pad_token_id, "pad_token_id")
         if self.hidden_size % self.num_heads:
             raise ValueError(f"hidden_size {self.hidden_size} must be a multiple of "
                              f"num_heads {self.num_heads}")
-        for name in ("dropout", "attention_dropout", "layer_norm_eps", "initializer_range"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Real):
-                raise TypeError(f"{name} must be a real number, got {type(value).__name__} "
-                                f"{value!r}")
-            if not math.isfinite(value):
-                raise ValueError(f"{name} must be finite, got {value!r}")
-        for name in ("dropout", "attention_dropout"):
-            if not 0.0 <= getattr(self, name) < 1.0:
-                raise ValueError(f"{name} must lie in [0, 1), got {getattr(self, name)}")
+        number(self.dropout, "dropout", 0, 1, below=True)
+        number(self.attention_dropout, "attention_dropout", 0, 1, below=True)
         # LN divides by sqrt(var + eps): eps <= 0 gives NaN wherever a row is constant
-        if self.layer_norm_eps <= 0:
-            raise ValueError(f"layer_norm_eps must be positive, got {self.layer_norm_eps!r}")
-        if self.initializer_range <= 0:  # a standard deviation; 0 makes every weight equal
-            raise ValueError(f"initializer_range must be positive, got "
-                             f"{self.initializer_range!r}")
+        number(self.layer_norm_eps, "layer_norm_eps", 0, above=True)
+        number(self.initializer_range, "initializer_range", 0, above=True)  # a standard deviation
         if not 0 <= self.pad_token_id < self.vocab_size:
             raise ValueError(f"pad_token_id {self.pad_token_id} is outside the vocabulary of "
                              f"{self.vocab_size}")
         for name in ("nsp", "position_embeddings", "head_transform", "head_bias",
                      "tie_embeddings"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
+            flag(getattr(self, name), name)
 
 
 @dataclass
@@ -185,10 +169,9 @@ class MiniBert(nn.Module):
     def __init__(self, cfg: BertConfig, rng: int | torch.Generator = 0):
         """Build the model; its initial weights are drawn from ``rng`` (a seed or a generator),
         so the same seed always gives the same model."""
-        if not isinstance(cfg, BertConfig):
-            raise TypeError(f"cfg must be a BertConfig, got {type(cfg).__name__}")
+        kind(cfg, "cfg", BertConfig)
         cfg.__post_init__()  # again: a field may have been changed since the config was made
-        gen = _generator(rng)  # a seed that fits in 64 bits, or a torch.Generator
+        gen = generator(rng)  # a seed that fits in 64 bits, or a torch.Generator
         super().__init__()
         self.config = cfg
         d = cfg.hidden_size
@@ -234,10 +217,8 @@ class MiniBert(nn.Module):
 
     def _tensor(self, t, name: str, dtypes, what: str, shape, on_device: bool = True):
         """``t`` checked: a tensor of one of ``dtypes``, of ``shape``, on the model's device."""
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name} must be a torch tensor of {what}, got {type(t).__name__}")
-        if t.dtype not in dtypes:
-            raise TypeError(f"{name} must be a tensor of {what}, got dtype {t.dtype}")
+        if not isinstance(t, torch.Tensor) or t.dtype not in dtypes:
+            raise TypeError(f"{name} must be a torch tensor of {what}, got {described(t)}")
         if shape is not None and tuple(t.shape) != shape:
             raise ValueError(f"{name} has shape {tuple(t.shape)}, expected {shape} to match "
                              "input_ids")
@@ -263,9 +244,7 @@ class MiniBert(nn.Module):
         if T > cfg.max_position:
             raise ValueError(f"sequences of {T} tokens are longer than max_position "
                              f"{cfg.max_position}")
-        if input_ids.min() < 0 or input_ids.max() >= cfg.vocab_size:
-            bad = int(input_ids[(input_ids < 0) | (input_ids >= cfg.vocab_size)][0])
-            raise ValueError(f"token id {bad} is outside the vocabulary of {cfg.vocab_size}")
+        ids(input_ids, "input_ids", cfg.vocab_size)
         if attention_mask is not None:
             self._tensor(attention_mask, "attention_mask", _MASK_DTYPES, _MASK, (B, T))
             if ((attention_mask != 0) & (attention_mask != 1)).any():
@@ -280,15 +259,9 @@ class MiniBert(nn.Module):
             if token_type_ids.min() < 0 or token_type_ids.max() >= cfg.type_vocab_size:
                 raise ValueError(f"token_type_ids must lie in 0..{cfg.type_vocab_size - 1}")
         if labels is not None:
-            if isinstance(labels, torch.Tensor) and labels.dtype == torch.uint8:
-                raise TypeError("labels must be a signed integer tensor: uint8 cannot hold "
-                                f"IGNORE_INDEX ({IGNORE_INDEX}), which it would store as "
-                                f"{IGNORE_INDEX % 256}, a real word")
+            ids(labels, "labels", ignore=IGNORE_INDEX)  # a signed dtype: uint8 cannot hold -100
             labels = self._tensor(labels, "labels", _INDEX_DTYPES, _IDS, (B, T)).long()
-            bad = (labels != IGNORE_INDEX) & ((labels < 0) | (labels >= cfg.vocab_size))
-            if bad.any():
-                raise ValueError(f"label {int(labels[bad][0])} is outside the vocabulary of "
-                                 f"{cfg.vocab_size}")
+            ids(labels, "labels", cfg.vocab_size, ignore=IGNORE_INDEX)
         if is_next is not None:
             if not cfg.nsp:
                 raise ValueError("is_next was given but the model has no NSP head "
@@ -304,8 +277,7 @@ class MiniBert(nn.Module):
     def encode(self, input_ids, attention_mask=None, token_type_ids=None,
                want_weights: bool = False):
         """The hidden states ``h_i`` of every position, ``(B, T, d)``, and attention weights."""
-        if not isinstance(want_weights, bool):
-            raise TypeError(f"want_weights must be True or False, got {want_weights!r}")
+        flag(want_weights, "want_weights")
         input_ids, attention_mask, token_type_ids, _ = self._check(
             input_ids, attention_mask, token_type_ids, None, None)
         return self._encode(input_ids, attention_mask, token_type_ids, want_weights)
@@ -340,9 +312,7 @@ class MiniBert(nn.Module):
         if h.dtype != self.word_embeddings.weight.dtype:
             raise TypeError(f"h has dtype {h.dtype} but the model's weights are "
                             f"{self.word_embeddings.weight.dtype}; convert one to the other")
-        if not torch.isfinite(h).all():
-            raise ValueError("h holds a NaN or an infinite value: hidden states must be finite")
-        return self._score(h)
+        return self._score(within(h, "h"))
 
     def _score(self, h: torch.Tensor) -> torch.Tensor:
         """:meth:`score` on checked hidden states (forward's own, not checked again)."""
@@ -369,9 +339,9 @@ class MiniBert(nn.Module):
                 ones (``(|M|, V)``). Defaults to True without labels, False with them.
             return_attention: also return every layer's attention weights (slower).
         """
-        for name, flag in (("score_all", score_all), ("return_attention", return_attention)):
-            if not isinstance(flag, bool) and not (name == "score_all" and flag is None):
-                raise TypeError(f"{name} must be True or False, got {flag!r}")
+        flag(return_attention, "return_attention")
+        if score_all is not None:
+            flag(score_all, "score_all")
         input_ids, attention_mask, token_type_ids, labels = self._check(
             input_ids, attention_mask, token_type_ids, labels, is_next)
         h, weights = self._encode(input_ids, attention_mask, token_type_ids, return_attention)

@@ -45,7 +45,7 @@ from collections.abc import Sequence
 
 import torch
 
-from mlmlib._checks import _generator, _not_text, _whole
+from mlmlib._checks import generator, indices, items, one_of, whole
 
 __all__ = ["ToyWorld", "compare_with_exact"]
 
@@ -144,7 +144,7 @@ class ToyWorld:
 
     @max_len.setter
     def max_len(self, value: int) -> None:
-        value = _whole(value, "max_len")
+        value = whole(value, "max_len")
         if value > MAX_LEN:
             raise ValueError(f"max_len = {value} is more than {MAX_LEN}: the toy world's sentences "
                              "are short, and its exact computations grow with max_len squared")
@@ -163,9 +163,8 @@ class ToyWorld:
 
     def sample(self, n: int, rng) -> list[list[str]]:
         """``n`` sentences (lists of words), drawn with a seed or a ``torch.Generator``."""
-        if (n := _whole(n, "n (the number of sentences)")) < 0:
-            raise ValueError(f"n (the number of sentences) cannot be negative, got {n}")
-        gen = _generator(rng)  # a seed that fits in 64 bits, or a torch.Generator
+        n = whole(n, "n (the number of sentences)", least=0)
+        gen = generator(rng)  # a seed that fits in 64 bits, or a torch.Generator
         out = []
         while len(out) < n:
             s = int(torch.multinomial(self.start, 1, generator=gen))
@@ -191,22 +190,15 @@ class ToyWorld:
             e[t] = 1.0
         return e
 
-    def _check(self, words: Sequence[str], masked: Sequence[int]) -> list[int]:
+    def _check(self, words: Sequence[str], masked: Sequence[int]) -> tuple[list, list[int]]:
         """Checked input: a list of 1 to max_len words, distinct masked positions inside it."""
-        _not_text(words, "words", "words, e.g. 'the cat sat .'.split()")
-        _not_text(masked, "masked", "positions")
-        if not all(isinstance(w, str) for w in words):
-            raise TypeError(f"words must be strings, one word each, got {list(words)!r}"[:150])
-        T, masked = len(words), [_whole(i, "a masked position") for i in masked]
-        if not 1 <= T <= self.max_len:
+        words = items(words, "words", "words, e.g. 'the cat sat .'.split()", text=True)
+        items(masked, "masked", "positions")
+        if not 1 <= len(words) <= self.max_len:
             raise ValueError(f"this sentence is impossible: the toy world's sentences have 1 to "
-                             f"max_len = {self.max_len} words, this one {T}")
-        if len(set(masked)) != len(masked):
-            raise ValueError("a masked position is listed twice")
-        for i in masked:
-            if not 0 <= i < T:
-                raise ValueError(f"cannot mask position {i} in a {T}-token sentence")
-        return masked
+                             f"max_len = {self.max_len} words, this one {len(words)}")
+        return words, indices(masked, "masked", len(words), unique=True,
+                              phrase="cannot mask position {p} in a {n}-token sentence")
 
     def _forward(self, e: torch.Tensor) -> torch.Tensor:
         """Scaled forward messages alpha, (T, S) with rows summing to 1; refuses P(words) = 0."""
@@ -268,9 +260,8 @@ class ToyWorld:
         visible words to the left of each blank (what a left-to-right model sees: no words
         after it, no length); ``"none"`` nothing (the unigram frequencies, :meth:`unigram`).
         """
-        masked = self._check(words, masked)
-        if context not in ("both", "left", "none"):
-            raise ValueError(f"context must be 'both', 'left' or 'none', got {context!r}")
+        words, masked = self._check(words, masked)
+        one_of(context, "context", ("both", "left", "none"))
         e = self._emissions(words, set(masked))
         if context != "both":
             self._forward(e)  # the same checks: a sentence the world can write
@@ -301,12 +292,13 @@ class ToyWorld:
         the two blanks as if they were independent, with the product of the two rows of
         :meth:`posterior`; this is the joint that the product stands in for.
         """
-        i, j = _whole(i, "i"), _whole(j, "j")
+        i, j = whole(i, "i"), whole(j, "j")
         if i == j:
             raise ValueError("the two positions of a pair must differ")
         i, j = sorted((i, j))
-        hidden = sorted({*self._check(words, masked), i, j})
-        e = self._emissions(words, set(self._check(words, hidden)))
+        words, masked = self._check(words, masked)
+        words, hidden = self._check(words, sorted({*masked, i, j}))
+        e = self._emissions(words, set(hidden))
         alpha, beta = self._messages(e)
         between = torch.eye(len(self.states), dtype=torch.float64)  # (S, S): z_i to z_j
         for t in range(i + 1, j + 1):
@@ -342,15 +334,14 @@ class ToyWorld:
         in :meth:`posterior`: ``"left"`` and ``"none"`` give the floors of a reader that sees
         less. Every sentence must be one the world can write, and one slot at least is needed.
         """
-        _not_text(sentences, "sentences", "sentences (each a list of words)")
-        _not_text(masks, "masks", "masks (each a list of masked positions)")
-        sentences, masks = list(sentences), list(masks)
+        sentences = items(sentences, "sentences", "sentences (each a list of words)")
+        masks = items(masks, "masks", "masks (each a list of masked positions)")
         if len(sentences) != len(masks):
             raise ValueError(f"sentences and masks must have one entry each: {len(sentences)} "
                              f"sentences but {len(masks)} masks")
         total, count = 0.0, 0
         for k, (words, masked) in enumerate(zip(sentences, masks, strict=True)):
-            masked = self._check(words, masked)
+            words, masked = self._check(words, masked)
             try:  # the sentence itself, not only its visible words, must be possible
                 self._forward(self._emissions(words, set()))
             except ValueError as err:

@@ -50,6 +50,7 @@ from mlmlib.exercises import (
     check_speed_ratio,
     check_total_loss,
 )
+from mlmlib.hf import export_hf
 from mlmlib.loss import log_softmax, mlm_loss, neg_log, nsp_loss, slot_loss, softmax
 from mlmlib.masking import (
     bert_count,
@@ -110,7 +111,7 @@ MASKING = [
          id="mask_tokens-mask_token_id-float"),
     case(lambda: corrupt(special_ids="01234"), TypeError, "special_ids", "pass a list",
          id="mask_tokens-special_ids-str"),
-    case(lambda: corrupt(special_ids=[0.5, 4]), TypeError, "special id", "whole number",
+    case(lambda: corrupt(special_ids=[0.5, 4]), TypeError, "special_ids[0]", "whole number",
          id="mask_tokens-special_ids-float"),
     case(lambda: corrupt(special_ids=None), TypeError, "special_ids", "list",
          id="mask_tokens-special_ids-none"),
@@ -181,6 +182,14 @@ MASKING = [
          id="is_continuation-str"),
     case(lambda: is_continuation([1, 2]), TypeError, "pieces", "strings",
          id="is_continuation-ints"),
+    case(lambda: mask_positions(["a", "b"], {0: "x"}), TypeError, "positions", "dict",
+         "pass a list", id="mask_positions-dict-positions"),
+    case(lambda: choose_positions([[1, 2]], rng=0), TypeError, "candidates[0]", "whole numbers",
+         id="choose_positions-nested-list"),
+    case(lambda: choose_positions([2, 2], rng=0), ValueError, "candidates", "position 2",
+         "twice", id="choose_positions-duplicate"),
+    case(lambda: corrupt(special_ids=[0, 4, 99]), ValueError, "special_ids", "99",
+         "20-word vocabulary", id="mask_tokens-special-id-outside"),
 ]
 
 
@@ -203,7 +212,7 @@ LOSS = [
     case(lambda: mlm_loss(LOGITS, torch.tensor([1, 2]), check=False), ValueError,
          "labels have shape (2,)", id="mlm_loss-shape-unchecked"),
     case(lambda: mlm_loss(LOGITS, torch.tensor([1, 2, 9], dtype=torch.int8)), ValueError,
-         "label 9", "outside the vocabulary", id="mlm_loss-int8-label-outside"),
+         "labels[2] = 9", "outside the vocabulary", id="mlm_loss-int8-label-outside"),
     case(lambda: mlm_loss(LOGITS, [1, 2, 3], ignore_index="x"), TypeError, "ignore_index",
          "whole number", id="mlm_loss-ignore_index-str"),
     case(lambda: mlm_loss(LOGITS, [1, 2, 3], ignore_index=1.5), TypeError, "ignore_index",
@@ -248,6 +257,12 @@ LOSS = [
          id="slot_loss-vocab-length"),
     case(lambda: slot_loss([1.0, 2.0], None), TypeError, "target", id="slot_loss-target-none"),
     case(lambda: neg_log("0.5"), TypeError, "p", id="neg_log-str"),
+    case(lambda: neg_log(torch.tensor([0.5, NAN])), ValueError, "p[1]", "nan", "[0, 1]",
+         id="neg_log-nan-entry"),
+    case(lambda: slot_loss([1.0, 2.0], "a", vocab={"a", "b"}), TypeError, "vocab", "set",
+         id="slot_loss-vocab-set"),
+    case(lambda: softmax([[1.0, 2.0]], dim=np.int64(2)), ValueError, "dim", "-2 to 1",
+         id="softmax-numpy-dim-out-of-range"),
 ]
 
 
@@ -296,9 +311,9 @@ TOYWORLD = [
     case(lambda: WORLD.posterior(SENT, [-1]), ValueError, "position -1", id="posterior-negative"),
     case(lambda: WORLD.posterior(SENT, [4]), ValueError, "position 4", id="posterior-outside"),
     case(lambda: WORLD.posterior(SENT, [1, 1]), ValueError, "twice", id="posterior-duplicate"),
-    case(lambda: WORLD.posterior(SENT, [1.0]), TypeError, "masked position", "whole number",
+    case(lambda: WORLD.posterior(SENT, [1.0]), TypeError, "masked[0]", "whole number",
          id="posterior-float-position"),
-    case(lambda: WORLD.posterior(SENT, [True]), TypeError, "masked position",
+    case(lambda: WORLD.posterior(SENT, [True]), TypeError, "masked[0]", "bool",
          id="posterior-bool-position"),
     case(lambda: WORLD.posterior(SENT, 1), TypeError, "masked", "list", id="posterior-int-mask"),
     case(lambda: WORLD.posterior("the cat sat .", [1]), TypeError, "words", "split()",
@@ -466,7 +481,7 @@ PLOTS = [
          id="reads_and_answers-bool-position"),
     case(lambda: plots.reads_and_answers(W, [1], ax=axes(3)), ValueError, "needs 2 axes",
          id="reads_and_answers-three-axes"),
-    case(lambda: plots.probability_dial("0.5"), TypeError, "p", "numbers",
+    case(lambda: plots.probability_dial("0.5"), TypeError, "p", "number",
          id="probability_dial-str"),
     case(lambda: plots.probability_dial(True), TypeError, "p", id="probability_dial-bool"),
     case(lambda: plots.probability_dial(NAN), ValueError, "p", "[0, 1]",
@@ -539,7 +554,7 @@ PLOTS = [
     case(lambda: plots.lines_with_spread([1, 2], {"a": ([1, 2], [2, 3], [0, 1])}), ValueError,
          "series 'a'", "between its low and high", id="lines_with_spread-low-above-high"),
     case(lambda: plots.lines_with_spread([0, 2], {"a": ([1, 2], [1, 2], [1, 2])}, log_x=True),
-         ValueError, "x", "(0, inf]", id="lines_with_spread-log-zero"),
+         ValueError, "x", "positive", id="lines_with_spread-log-zero"),
     case(lambda: plots.lines_with_spread([1, 2], {"a": ([1, 2], [1, 2])}), TypeError,
          "series 'a'", "three", id="lines_with_spread-two-sequences"),
     case(lambda: plots.reliability_diagram([0.1], [0.1], [0]), ValueError, "no bin",
@@ -626,7 +641,7 @@ EXERCISES = [
          id="check_speed_ratio-text"),
     case(lambda: check_perplexity(2.0, 1000.0), ValueError, "loss", "700",
          id="check_perplexity-overflow"),
-    case(lambda: check_excess_loss(1.0, 2.0, 0.0), ValueError, "floor", "(0, inf]",
+    case(lambda: check_excess_loss(1.0, 2.0, 0.0), ValueError, "floor", "positive",
          id="check_excess_loss-floor-zero"),
     case(lambda: check_direction_over_seeds("higher", "12", "34"), TypeError, "before", "list",
          id="check_over_seeds-str"),
@@ -636,6 +651,11 @@ EXERCISES = [
          id="check_pmi-str"),
     case(lambda: check_pointwise_information(1.0, 0.5, 0.2, 0.3), ValueError, "p_joint",
          "cannot exceed", id="check_pmi-joint-above-marginal"),
+    case(lambda: check_direction_over_seeds("higher", 2.0, 2.1), TypeError, "before", "list",
+         "float", id="check_over_seeds-one-number"),
+    case(lambda: check_total_loss(1.0, [], 0.5), ValueError, "slot_probs", "empty",
+         id="check_total_loss-no-slot"),
+    case(lambda: grade(""), ValueError, "submissions", "empty", id="grade-submissions-empty"),
     case(lambda: student_cells("# a notebook", _book(), "p"), TypeError, "cells",
          "list of cells", id="student_cells-str"),
     case(lambda: student_cells([{"source": "x"}], _book(), "p"), ValueError, "cells[0]",
@@ -666,7 +686,7 @@ EXERCISES = [
          id="grade-timeout-nan"),
     case(lambda: grade(LIB_DIR, timeout="60"), TypeError, "timeout", "'60'",
          id="grade-timeout-str"),
-    case(lambda: grade(LIB_DIR, jobs=0), ValueError, "jobs", "at least 1", id="grade-jobs-0"),
+    case(lambda: grade(LIB_DIR, jobs=0), ValueError, "jobs", "positive", id="grade-jobs-0"),
     case(lambda: grade(LIB_DIR, jobs=1.5), TypeError, "jobs", "whole", id="grade-jobs-float"),
     case(lambda: grade(LIB_DIR, root=3), TypeError, "root", "path", id="grade-root-int"),
     case(lambda: grade(LIB_DIR, root="/"), ValueError, "not a clone of the course",
@@ -683,7 +703,7 @@ EXERCISES = [
          "does not end with a call to a checker", id="stub_template-no-checker-call"),
     case(lambda: stub_template("ex-x", "check_empty_loss(0.0)"), ValueError,
          "grades no name", id="stub_template-no-answer"),
-    case(lambda: stub_template(1, "x"), TypeError, "label and source", "int",
+    case(lambda: stub_template(1, "x"), TypeError, "label", "str", "int",
          id="stub_template-label-int"),
 ]
 
@@ -723,6 +743,13 @@ TOKENIZER_AND_MODEL = [
          "float16", "float32", id="score-float16"),
     case(lambda: MODEL.encode(IDS[:, :5], want_weights="no"), TypeError, "want_weights",
          "True or False", id="encode-want_weights-str"),
+    case(lambda: WordPiece({*SPECIALS, "a"}), TypeError, "vocab", "set", "pass a list",
+         id="WordPiece-set"),
+    case(lambda: WordPiece.from_file(""), ValueError, "path", "empty", id="from_file-empty"),
+    case(lambda: export_hf(MODEL, [*SPECIALS, *"abcdefghijklmno"], ""), ValueError,
+         "directory", "empty", id="export_hf-empty-directory"),
+    case(lambda: MiniBert(BertConfig(**{**CFG.__dict__, "num_heads": np.float64(2)})),
+         TypeError, "num_heads", "whole number", "float64", id="BertConfig-numpy-float-heads"),
 ]
 
 
@@ -744,6 +771,24 @@ def test_bad_input_vocab_save_keeps_an_existing_file(refuses, tmp_path):
     assert WordPiece.from_file(path).vocab == wp.vocab
     wp.save(tmp_path / "new.txt")  # a new file needs no overwrite
     assert WordPiece.from_file(tmp_path / "new.txt").vocab == wp.vocab
+
+
+# ----------------------------------------------------------------------------- text without words
+
+
+@pytest.mark.parametrize("content", [b"\x00\x01\x02\n\x03\x1b", b" \n\t \r\n", b"\xe2\x80\x8b\n"],
+                         ids=["control", "whitespace", "zero-width-space"])
+def test_bad_input_a_txt_file_without_text(refuses, tmp_path, content):
+    """A file of nothing the tokenizer reads: refused alone, skipped (and named) in a folder."""
+    (tmp_path / "blank.txt").write_bytes(content)
+    refuses(lambda: load_text(tmp_path / "blank.txt"), ValueError, "blank.txt", "is empty",
+            "no text")
+    refuses(lambda: load_text(tmp_path), ValueError, str(tmp_path), "no .txt files with text",
+            "blank.txt")
+    (tmp_path / "words.txt").write_text("Real words. Two sentences.", encoding="utf-8")
+    with pytest.warns(UserWarning, match=r"blank\.txt is empty.*skipped"):
+        docs = load_text(tmp_path)
+    assert [d.name for d in docs] == ["words.txt"]
 
 
 # ----------------------------------------------------------------------------- the fixes
@@ -821,6 +866,17 @@ def test_answers_of_the_wrong_kind_get_a_verdict_not_an_exception():
     assert "tie" in str(check_direction("higher", 2.0, 2.0))
     assert "same on 1 of 2" in str(check_direction_over_seeds("lower", [2.0, 2.0], [2.0, 1.0]))
     assert "finite" in str(check_branch_counts([NAN, 1, 2, 3], 1000))
+
+
+def test_whole_numbers_of_numpy_and_torch_are_whole_numbers():
+    cfg = BertConfig(vocab_size=np.int64(V), hidden_size=torch.tensor(8), num_layers=1,
+                     num_heads=np.int32(2), intermediate_size=16, max_position=16)
+    assert cfg == CFG and type(cfg.vocab_size) is int and type(cfg.hidden_size) is int
+    assert WordVocab.from_tokens(["a", "b"], max_size=np.int64(6)).words == [*SPECIALS, "a"]
+    assert slot_loss([1.0, 2.0], np.int64(1)) == slot_loss([1.0, 2.0], 1)
+    assert corrupt(rule="bert", max_predictions=np.int64(1)).labels.ne(IGNORE_INDEX).sum() == 1
+    top = corrupt(vocab_size=2**63, rate=1.0, mask_prob=0.0)  # ids up to int64's largest
+    assert top.labels.tolist() == [[-100, 5, 6, 7, 8, 9, -100]]
 
 
 def test_valid_variants_are_accepted():

@@ -38,7 +38,7 @@ def test_word_vocab():
         vocab.decode([7])
     with pytest.raises(ValueError, match="starts with the special tokens"):
         WordVocab(["a", "b"])
-    with pytest.raises(ValueError, match="appears twice"):
+    with pytest.raises(ValueError, match="words lists 'a' twice"):
         WordVocab([*SPECIAL_TOKENS, "a", "a"])
     with pytest.raises(ValueError, match="leave room"):
         WordVocab.from_tokens(["a"], max_size=3)

@@ -323,7 +323,7 @@ def test_check_pointwise_information():
     assert "ratio" in str(check_pointwise_information(0.2 / 0.1, 0.2, 0.25, 0.4))
     assert "log P(b) too" in str(check_pointwise_information(math.log(0.2 / 0.25), 0.2, 0.25,
                                                               0.4))
-    with pytest.raises(ValueError, match=r"p_a \(a probability\) must lie in \(0, 1\]"):
+    with pytest.raises(ValueError, match=r"p_a \(a probability\) must be a number in \(0, 1\]"):
         check_pointwise_information(1.0, 0.2, 0.0, 0.4)
 
 

@@ -436,7 +436,7 @@ def test_a_stub_must_end_with_a_checker_call():
     (["/no/such/folder"], "is not a folder"),
     (["{empty}"], "no notebook in"),
     (["{empty}", "--timeout", "0"], "timeout must be a positive"),
-    (["{empty}", "--jobs", "0"], "jobs must be at least 1"),
+    (["{empty}", "--jobs", "0"], "jobs must be a positive whole number"),
     (["{empty}", "--out", "{empty}/gradebook"], "inside"),
 ])
 def test_a_bad_command_line_is_refused_in_one_line(tmp_path, capsys, argv, words):

@@ -19,11 +19,11 @@ torch (and ``transformers``) only inside the helpers that run a model.
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Sequence
 
 import numpy as np
 
+from mlmlib._checks import number, whole
 from mlmlib.byhand.forward import _array, _ids, _keep
 
 __all__ = ["ablation_verdict", "fill_biases", "hf_logits", "largest_differences",
@@ -45,10 +45,7 @@ def fill_biases(model, seed: int, spread: float = 0.5) -> list[str]:
     standard deviation ``spread``, from ``seed``. Returns the names of the parameters filled.
     """
     _is_model(model)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be a whole number, got {seed!r}")
-    if isinstance(spread, bool) or not isinstance(spread, numbers.Real) or not spread > 0:
-        raise ValueError(f"spread must be a positive number, got {spread!r}")
+    seed, spread = whole(seed, "seed", least=0), number(spread, "spread", 0, above=True)
     g = np.random.default_rng(seed)
     gains = {f"{name}.weight" for name, m in model.named_modules()
              if hasattr(m, "normalized_shape")}  # the LayerNorms' gamma
@@ -181,8 +178,7 @@ def ablation_verdict(full_curves, variant_curves, last: int = 5) -> dict:
     """
     full = _array(full_curves, "full_curves", ndim=2)
     other = _array(variant_curves, "variant_curves", ndim=2, width=full.shape[1])
-    if isinstance(last, bool) or not isinstance(last, int) or not 1 <= last <= full.shape[1]:
-        raise ValueError(f"last must be a whole number from 1 to {full.shape[1]}, got {last!r}")
+    last = whole(last, "last (how many evaluations)", 1, full.shape[1])
     each = [range_verdict(full[:, e], other[:, e]) for e in range(-last, 0)]
     held = sum(v == each[-1] for v in each)
     clear = each[-1] is not None and held == last

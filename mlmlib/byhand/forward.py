@@ -25,9 +25,10 @@ array([[-1.2247,  0.    ,  1.2247]])
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
+
+from mlmlib._checks import kind, number, numbers, whole
 
 __all__ = ["HIDDEN", "attention_head", "attention_scores", "attention_weights", "block", "embed",
            "feed_forward", "forward", "gelu", "gelu_tanh", "layer_norm", "linear", "mlm_head",
@@ -45,17 +46,11 @@ def _array(x, name: str, ndim: int | None = None, width: int | None = None) -> n
     if hasattr(x, "detach"):
         raise TypeError(f"{name} must be a NumPy array (by hand, no torch): use "
                         f"{name}.detach().numpy()")
-    arr = np.asarray(x)
-    if arr.dtype.kind not in "iuf" or arr.dtype == bool:
-        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-D, got shape {arr.shape}")
+    arr = numbers(x, name, ndim=ndim)
     if width is not None and (arr.ndim == 0 or arr.shape[-1] != width):
         raise ValueError(f"{name} must have {width} entries in its last dimension, got shape "
                          f"{arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} must be finite, got {arr[~np.isfinite(arr)].flat[0]}")
-    return arr.astype(np.float64)
+    return arr
 
 
 def _ids(x, name: str, size: int, length: int | None = None) -> np.ndarray:
@@ -161,8 +156,7 @@ def layer_norm(x, gamma, beta, eps: float) -> np.ndarray:
     x = _array(x, "x")
     gamma = _array(gamma, "gamma", ndim=1, width=x.shape[-1])  # (d,)
     beta = _array(beta, "beta", ndim=1, width=x.shape[-1])  # (d,)
-    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not eps > 0:
-        raise ValueError(f"eps must be a positive number, got {eps!r}")
+    eps = number(eps, "eps", 0, above=True)
     mean = x.mean(axis=-1, keepdims=True)  # (T, 1)
     var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)  # (T, 1): divides by d, not d - 1
     return gamma * (x - mean) / np.sqrt(var + eps) + beta  # (T, d)
@@ -212,8 +206,7 @@ def split_heads(W_qkv, b_qkv, num_heads: int) -> list[tuple[np.ndarray, ...]]:
     if W_qkv.shape[0] != 3 * d:
         raise ValueError(f"W_qkv must have shape (3d, d) = ({3 * d}, {d}), got {W_qkv.shape}")
     b_qkv = _array(b_qkv, "b_qkv", ndim=1, width=3 * d)  # (3d,)
-    if isinstance(num_heads, bool) or not isinstance(num_heads, int) or num_heads < 1:
-        raise ValueError(f"num_heads must be a positive whole number, got {num_heads!r}")
+    num_heads = whole(num_heads, "num_heads", least=1)
     if d % num_heads:
         raise ValueError(f"hidden size {d} is not a multiple of num_heads {num_heads}")
     dh = d // num_heads
@@ -292,10 +285,7 @@ def mlm_head(h, weights: dict) -> tuple[np.ndarray, dict]:
 
 
 def _config(weights) -> dict:
-    if not isinstance(weights, dict):
-        raise TypeError(f"weights must be the dict weights_of(model) returns, got "
-                        f"{type(weights).__name__}")
-    cfg = weights.get("config")
+    cfg = kind(weights, "weights", dict, "the dict weights_of(model) returns").get("config")
     if not isinstance(cfg, dict) or None in cfg.values():
         raise ValueError("weights has no complete 'config' entry: pass weights_of(model)")
     return cfg

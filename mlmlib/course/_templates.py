@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from mlmlib._checks import kind
 from mlmlib.course.book import Book, cell_text, directives
 
 __all__ = ["MARKER", "Template", "answer_cells", "stub_template", "templates"]
@@ -71,9 +72,8 @@ def _bound_names(body: list[ast.stmt]) -> set[str]:
 
 def stub_template(label: str, source: str) -> Template:
     """The template of the exercise ``label`` whose stub cell is ``source``."""
-    if not isinstance(label, str) or not isinstance(source, str):
-        raise TypeError("label and source must be strings, got "
-                        f"{type(label).__name__} and {type(source).__name__}")
+    kind(label, "label", str)
+    kind(source, "source", str)
     try:
         body = ast.parse(source).body
     except SyntaxError as err:
@@ -99,16 +99,15 @@ def stub_template(label: str, source: str) -> Template:
 
 def templates(book: Book, page: str) -> list[Template]:
     """The templates of ``page``'s exercises, in order, from the course's own chapter."""
-    if not isinstance(book, Book):
-        raise TypeError(f"book must be a mlmlib.course.book.Book, got {type(book).__name__}")
+    kind(book, "book", Book, "a mlmlib.course.book.Book")
     if page not in book.pages:
         raise ValueError(f"{page!r} is not a page of the book's _toc.yml")
     cells, numbers, found = book.cells(page), book.exercise_numbers(), []
     for i, cell in enumerate(cells):
         if cell["cell_type"] != "markdown":
             continue
-        for *_, kind, _, options, _ in directives(cell_text(cell)):
-            if kind != "exercise" or "label" not in options:
+        for *_, name, _, options, _ in directives(cell_text(cell)):
+            if name != "exercise" or "label" not in options:
                 continue
             label = options["label"]
             stub = next((c for c in cells[i + 1:] if c["cell_type"] == "code"), None)

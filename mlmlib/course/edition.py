@@ -53,6 +53,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+from mlmlib._checks import items, kind
 from mlmlib.course.book import Book, cell_text, directives
 from mlmlib.course.myst import convert, fold
 from mlmlib.plots import png_alt  # the figures' alt text, which their PNGs carry
@@ -67,14 +68,12 @@ SOLUTION = ("solution-start", "solution-end")
 
 def _check_cells(cells, name: str) -> list[dict]:
     """``cells`` as a notebook's list of cells, each a dict with a cell_type and a source."""
-    if isinstance(cells, str | bytes | dict) or not isinstance(cells, list | tuple):
-        raise TypeError(f"{name} must be a notebook's list of cells (nb['cells']), got "
-                        f"{type(cells).__name__}")
+    cells = items(cells, name, "cells (a notebook's nb['cells'])")
     for i, cell in enumerate(cells):
         if not isinstance(cell, dict) or "cell_type" not in cell or "source" not in cell:
             raise ValueError(f"{name}[{i}] is not a notebook cell (a dict with 'cell_type' and "
                              f"'source'), got {str(cell)[:60]!r}")
-    return list(cells)
+    return cells
 
 
 # ---------------------------------------------------------------------- pictures
@@ -232,8 +231,7 @@ def _solutions(cells: list[dict], book: Book, page: str) -> dict[str, list[str]]
 
 def answer_key(book: Book) -> str:
     """Every exercise of the book, numbered, with its solution (text and code), as Markdown."""
-    if not isinstance(book, Book):
-        raise TypeError(f"book must be a mlmlib.course.book.Book, got {type(book).__name__}")
+    kind(book, "book", Book, "a mlmlib.course.book.Book")
     lines = ["# Answer key", "",
              "Each exercise of the course with its solution, chapter by chapter, numbered as on "
              "the site. The chapters show the same solutions folded under each exercise; the "

@@ -66,6 +66,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mlmlib._checks import kind, number, pathlike, whole
 from mlmlib.course import _grading
 from mlmlib.course._grading import IMPORT, MAX_BYTES, Submission
 from mlmlib.course._templates import templates
@@ -164,8 +165,7 @@ th, td {{ border: 1px solid #999; padding: 0.3em 0.5em; text-align: left; vertic
 
 def write_gradebook(gradebook: Gradebook, out: Path | str) -> list[Path]:
     """Write ``out``/gradebook.csv and ``out``/gradebook.html; the two paths."""
-    if not isinstance(gradebook, Gradebook):
-        raise TypeError(f"gradebook must be a Gradebook, got {type(gradebook).__name__}")
+    kind(gradebook, "gradebook", Gradebook)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / "gradebook.csv", out / "gradebook.html"]
@@ -177,9 +177,7 @@ def write_gradebook(gradebook: Gradebook, out: Path | str) -> list[Path]:
 # ---------------------------------------------------------------------- grading
 def _root(root) -> Path:
     if root is not None:
-        if not isinstance(root, str | Path):
-            raise TypeError(f"root must be a path, got {type(root).__name__}")
-        return Path(root)
+        return pathlike(root, "root")
     if Path("_config.yml").is_file():
         return Path(".")
     import mlmlib
@@ -191,21 +189,11 @@ def _root(root) -> Path:
 
 
 def _settings(submissions, timeout, jobs) -> tuple[Path, float, int]:
-    if not isinstance(submissions, str | Path):
-        raise TypeError(f"submissions must be a folder's path, got {type(submissions).__name__}")
-    submissions = Path(submissions)
+    submissions = pathlike(submissions, "submissions")
     if not submissions.is_dir():
         raise ValueError(f"{submissions} is not a folder (expected SUBMISSIONS/<student>/"
                          "<chapter>.ipynb)")
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-        raise TypeError(f"timeout must be a number of seconds, got {timeout!r}")
-    if not timeout > 0 or timeout == float("inf"):
-        raise ValueError(f"timeout must be a positive, finite number of seconds, got {timeout}")
-    if isinstance(jobs, bool) or not isinstance(jobs, int):
-        raise TypeError(f"jobs must be a whole number, got {jobs!r}")
-    if jobs < 1:
-        raise ValueError(f"jobs must be at least 1, got {jobs}")
-    return submissions, float(timeout), jobs
+    return submissions, number(timeout, "timeout", 0, above=True), whole(jobs, "jobs", least=1)
 
 
 def _students(submissions: Path, book: Book, pages: dict[str, str]

@@ -1,8 +1,9 @@
 """mlmlib.exercises._common - what every checker shares: the verdict and the number checks.
 
 Does: define :class:`~mlmlib.exercises.Verdict`, the right and wrong verdicts, reading a
-reader's answer as one number, the check of a numeric answer against its reference and the
-usual mistakes, and the check of an exercise's own settings (:func:`_setting`), which raises.
+reader's answer as one number, and the check of a numeric answer against its reference and the
+usual mistakes. (An exercise's own settings, which the chapter passes in, are checked with
+:mod:`mlmlib._checks` and raise; the reader's answer never does.)
 
 Does not: check any exercise itself - the part modules (walkthrough, worked, training) do.
 """
@@ -94,31 +95,6 @@ def _as_number(value) -> float | None:
     """``value`` as a float, or None when it is not a single number."""
     arr = _as_numbers(value)
     return float(arr.reshape(())) if arr is not None and arr.size == 1 else None  # 0.5, [0.5]
-
-
-def _setting(value, name: str, low: float = -math.inf, high: float = math.inf,
-             above: bool = False, whole: bool = False):
-    """A setting the chapter passes in (never the reader's answer): a finite number in
-    ``[low, high]`` (``(low, high]`` when ``above``), a whole one when ``whole``; else raise."""
-    kinds = (int, np.integer) if whole else (int, float, np.integer, np.floating)
-    if isinstance(value, bool) or not isinstance(value, kinds):
-        raise TypeError(f"{name} must be a {'whole ' if whole else ''}number, got {value!r}")
-    if not (math.isfinite(value) and (value > low if above else value >= low) and value <= high):
-        interval = f"{'(' if above else '['}{low:g}, {high:g}]"
-        raise ValueError(f"{name} must" + f" lie in {interval} and" * (
-            low > -math.inf or high < math.inf) + f" be finite, got {value}")
-    return value
-
-
-def _settings(values, name: str, low: float = -math.inf, high: float = math.inf,
-              above: bool = False) -> list:
-    """A non-empty list of settings (one per seed, per slot, ...), each checked by _setting."""
-    if isinstance(values, str | bytes) or not hasattr(values, "__iter__"):
-        raise TypeError(f"{name} must be a list of numbers, got {values!r}")
-    values = [_setting(v, f"{name}[{k}]", low, high, above) for k, v in enumerate(values)]
-    if not values:
-        raise ValueError(f"{name} is empty")
-    return values
 
 
 def _close(a: float, b: float, tol: float = 1e-6) -> bool:

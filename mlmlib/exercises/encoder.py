@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from mlmlib._checks import numbers, whole
 from mlmlib.exercises._common import (
     Verdict,
     _call,
@@ -30,8 +31,6 @@ from mlmlib.exercises._common import (
     _check_number,
     _function_answer,
     _no,
-    _setting,
-    _settings,
     _yes,
 )
 
@@ -149,8 +148,8 @@ def _shown(keep) -> str:
 
 def block_parameter_count(hidden: int, intermediate: int) -> int:
     """The number of weights in one encoder block of BERT (attention, FFN, two LayerNorms)."""
-    d = _setting(hidden, "hidden", 1, whole=True)
-    f = _setting(intermediate, "intermediate", 1, whole=True)
+    d = whole(hidden, "hidden", least=1)
+    f = whole(intermediate, "intermediate", least=1)
     attention = (3 * d * d + 3 * d) + (d * d + d)  # fused q, k, v; then the output projection
     ffn = (d * f + f) + (f * d + d)  # d -> F -> d
     return attention + ffn + 2 * (2 * d)  # two LayerNorms, gamma and beta each
@@ -159,7 +158,7 @@ def block_parameter_count(hidden: int, intermediate: int) -> int:
 def check_block_parameters(answer, hidden: int, intermediate: int, num_heads: int) -> Verdict:
     """Check a number: how many weights one encoder block of this shape has."""
     expected = block_parameter_count(hidden, intermediate)
-    h = _setting(num_heads, "num_heads", 1, whole=True)
+    h = whole(num_heads, "num_heads", least=1)
     if hidden % h:
         raise ValueError(f"hidden {hidden} must be a multiple of num_heads {num_heads}")
     d, f = hidden, intermediate
@@ -183,7 +182,8 @@ def check_block_parameters(answer, hidden: int, intermediate: int, num_heads: in
 
 def check_seed_gap(answer, before: Sequence[float], after: Sequence[float]) -> Verdict:
     """Check a number: the mean over seeds of ``after - before`` (paired by seed)."""
-    before, after = _settings(before, "before"), _settings(after, "after")
+    before = numbers(before, "before", ndim=1, empty=False).tolist()  # one number per seed
+    after = numbers(after, "after", ndim=1, empty=False).tolist()
     if len(before) != len(after):
         raise ValueError("before and after need one value per seed each")
     gaps = [b - a for a, b in zip(before, after, strict=True)]

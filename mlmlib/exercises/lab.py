@@ -15,7 +15,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from mlmlib.exercises._common import Verdict, _check_number, _no, _setting, _settings, _yes
+from mlmlib._checks import numbers, probability
+from mlmlib.exercises._common import Verdict, _check_number, _no, _yes
 
 
 def check_direction_over_seeds(answer, before: Sequence[float], after: Sequence[float],
@@ -25,7 +26,8 @@ def check_direction_over_seeds(answer, before: Sequence[float], after: Sequence[
     A direction counts as measured only when every seed shows it; when the seeds disagree the
     verdict says that the experiment cannot settle the question at this budget.
     """
-    before, after = _settings(before, "before"), _settings(after, "after")
+    before = numbers(before, "before", ndim=1, empty=False).tolist()  # one number per seed
+    after = numbers(after, "after", ndim=1, empty=False).tolist()
     if len(before) != len(after):
         raise ValueError("before and after need one value per seed, and at least one seed")
     if not isinstance(answer, str) or answer.strip().lower() not in ("higher", "lower"):
@@ -58,7 +60,7 @@ def check_pointwise_information(answer, p_joint: float, p_a: float, p_b: float) 
     of the pair scored jointly.
     """
     for name, p in (("p_joint", p_joint), ("p_a", p_a), ("p_b", p_b)):
-        _setting(p, f"{name} (a probability)", 0, 1, above=True)
+        probability(p, f"{name} (a probability)", above=True)
     if p_joint > min(p_a, p_b):
         raise ValueError(f"p_joint = {p_joint} cannot exceed p_a = {p_a} or p_b = {p_b}: "
                          "P(a, b) <= P(a) and P(a, b) <= P(b)")

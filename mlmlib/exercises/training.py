@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import math
 
-from mlmlib.exercises._common import Verdict, _check_count, _check_number, _no, _setting, _yes
+from mlmlib._checks import number, whole
+from mlmlib.exercises._common import Verdict, _check_count, _check_number, _no, _yes
 
 
 def bert_parameter_count(vocab_size: int, hidden: int, layers: int, intermediate: int,
@@ -22,7 +23,7 @@ def bert_parameter_count(vocab_size: int, hidden: int, layers: int, intermediate
     for name, value in (("vocab_size", vocab_size), ("hidden", hidden), ("layers", layers),
                         ("intermediate", intermediate), ("max_position", max_position),
                         ("type_vocab", type_vocab)):
-        _setting(value, name, 1, whole=True)
+        whole(value, name, least=1)
     d, i = hidden, intermediate
     embeddings = (vocab_size + max_position + type_vocab) * d + 2 * d  # + LayerNorm
     block = (3 * d * d + 3 * d) + (d * d + d) + 2 * d + (d * i + i) + (i * d + d) + 2 * d
@@ -50,7 +51,7 @@ def check_parameter_count(answer, vocab_size: int, hidden: int, layers: int,
 
 def check_direction(answer, before: float, after: float, what: str = "the eval loss") -> Verdict:
     """Check a prediction, "higher" or "lower", against two measured values."""
-    before, after = _setting(before, "before"), _setting(after, "after")
+    before, after = number(before, "before"), number(after, "after")
     if not isinstance(answer, str) or answer.strip().lower() not in ("higher", "lower"):
         return _no('Not answered yet: predict "higher" or "lower".')
     if after == before:
@@ -64,7 +65,7 @@ def check_direction(answer, before: float, after: float, what: str = "the eval l
 
 def check_perplexity(answer, loss: float) -> Verdict:
     """Check a number: the perplexity that goes with a mean MLM loss (natural log)."""
-    loss = _setting(loss, "loss", 0, 700)  # e**710 overflows a float
+    loss = number(loss, "loss", 0, 700)  # e**710 overflows a float
     expected = math.exp(loss)
     mistakes = {
         "that is 2 to the power of the loss; the loss uses the natural log, so take e to it":
@@ -80,7 +81,7 @@ def check_perplexity(answer, loss: float) -> Verdict:
 
 def check_excess_loss(answer, loss: float, floor: float) -> Verdict:
     """Check a number: how many nats a model's mean loss lies above the exact floor."""
-    loss, floor = _setting(loss, "loss", 0), _setting(floor, "floor", 0, above=True)
+    loss, floor = number(loss, "loss", 0), number(floor, "floor", 0, above=True)
     expected = loss - floor
     mistakes = {
         "that is the ratio loss / floor; the question asks for the difference in nats":
@@ -100,8 +101,8 @@ def check_speed_ratio(answer, flops_ratio: float, mfu_ratio: float) -> Verdict:
     Tokens per second are FLOP/s divided by FLOPs per token, and FLOP/s is MFU times the roof,
     so speed_a / speed_b = (flops_b / flops_a) x (mfu_a / mfu_b): the two effects multiply.
     """
-    flops_ratio = _setting(flops_ratio, "flops_ratio", 0, above=True)
-    mfu_ratio = _setting(mfu_ratio, "mfu_ratio", 0, above=True)
+    flops_ratio = number(flops_ratio, "flops_ratio", 0, above=True)
+    mfu_ratio = number(mfu_ratio, "mfu_ratio", 0, above=True)
     expected = flops_ratio * mfu_ratio
     mistakes = {
         "that adds the two ratios; each one multiplies the speed, so multiply them":

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 
+from mlmlib._checks import number, numbers, probability
 from mlmlib.constants import IGNORE_INDEX
 from mlmlib.exercises._common import (
     Verdict,
@@ -28,8 +29,6 @@ from mlmlib.exercises._common import (
     _close,
     _function_answer,
     _no,
-    _setting,
-    _settings,
     _verdict_for_number,
     _yes,
 )
@@ -147,7 +146,7 @@ def check_labels(fn) -> Verdict:
 
 def check_missing_probability(answer, known: Sequence[float]) -> Verdict:
     """Check a number: the one probability missing from a distribution whose others are known."""
-    known = _settings(known, "known", 0, 1)
+    known = numbers(known, "known", 0, 1, ndim=1, empty=False).tolist()
     if sum(known) > 1 + 1e-9:
         raise ValueError(f"known probabilities sum to {sum(known):g}, more than 1")
     expected = 1 - sum(known)
@@ -165,7 +164,7 @@ def check_probability_from_loss(answer, loss: float) -> Verdict:
 
     Undoing ``-log``: ``p = e**(-loss)``.
     """
-    loss = _setting(loss, "loss", 0)
+    loss = number(loss, "loss", 0)
     mistakes = {
         "that is 10 to the power -loss; the course's log is the natural one, base e":
             10 ** -loss,
@@ -182,7 +181,7 @@ def check_loss_from_product(answer, product: float) -> Verdict:
 
     The sum of the ``-log``s is ``-log`` of the product: ``L = -log(product)``.
     """
-    product = _setting(product, "product", 0, 1, above=True)
+    product = probability(product, "product", above=True)
     mistakes = {
         "that is log10; the course's log is the natural one, base e": -math.log10(product),
         "the minus sign: the loss is -log of the product, a positive number": math.log(product),

@@ -14,14 +14,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from mlmlib._checks import numbers, probability, whole
 from mlmlib.exercises._common import (
     FOUR_DECIMALS,
     Verdict,
     _as_numbers,
     _check_number,
     _no,
-    _setting,
-    _settings,
     _yes,
 )
 
@@ -29,14 +28,14 @@ from mlmlib.exercises._common import (
 def _shares(rate: float, mask_prob: float, random_prob: float) -> None:
     """The masking settings: three probabilities; the [MASK] and random shares add to 1 at most."""
     for name, p in (("rate", rate), ("mask_prob", mask_prob), ("random_prob", random_prob)):
-        _setting(p, name, 0, 1)
+        probability(p, name)
     if mask_prob + random_prob > 1 + 1e-12:
         raise ValueError(f"mask_prob + random_prob = {mask_prob + random_prob:g} is more than 1")
 
 
 def check_empty_probability(answer, n: int, rate: float = 0.15) -> Verdict:
     """Check a number: how often the Bernoulli rule leaves all ``n`` tokens unmasked."""
-    n, rate = _setting(n, "n", 0, whole=True), _setting(rate, "rate", 0, 1)
+    n, rate = whole(n, "n", least=0), probability(rate, "rate")
     expected = (1 - rate) ** n
     mistakes = {
         "that is the chance that every token is masked, rate**n": rate**n,
@@ -74,7 +73,7 @@ def check_random_branch_probability(answer, mask_prob: float = 0.8,
 def check_branch_counts(answer, total_tokens: int, rate: float = 0.15, mask_prob: float = 0.8,
                         random_prob: float = 0.1) -> Verdict:
     """Check four numbers: (targets, [MASK], random, unchanged) for a corpus of this size."""
-    _setting(total_tokens, "total_tokens", 0, whole=True)
+    whole(total_tokens, "total_tokens", least=0)
     _shares(rate, mask_prob, random_prob)
     targets = total_tokens * rate
     expected = [targets, targets * mask_prob, targets * random_prob,
@@ -109,8 +108,9 @@ def check_branch_counts(answer, total_tokens: int, rate: float = 0.15, mask_prob
 
 def check_total_loss(answer, slot_probs: Sequence[float], nsp_prob: float) -> Verdict:
     """Check a number: the total BERT loss, MLM summed over the slots plus NSP."""
-    slot_probs = _settings(slot_probs, "slot_probs", 0, 1, above=True)  # -log 0 is infinite
-    nsp_prob = _setting(nsp_prob, "nsp_prob", 0, 1, above=True)
+    # -log 0 is infinite: every probability above 0
+    slot_probs = numbers(slot_probs, "slot_probs", 0, 1, above=True, ndim=1, empty=False).tolist()
+    nsp_prob = probability(nsp_prob, "nsp_prob", above=True)
     mlm = sum(-math.log(p) for p in slot_probs)
     nsp = -math.log(nsp_prob)
     mistakes = {

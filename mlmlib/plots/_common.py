@@ -2,8 +2,9 @@
 
 Does: hold the Okabe-Ito palette, the truth and other colours, the font size and the helpers
 that make or check the axes a figure draws on; on import, let IPython show a returned figure.
-Also the checks every figure runs on its input, so that bad input is a clear ``ValueError`` or
-``TypeError`` naming the argument, never a silently wrong picture or an error deep in matplotlib.
+(The checks every figure runs on its input, so that bad input is a clear ``ValueError`` or
+``TypeError`` naming the argument and never a silently wrong picture, are
+:mod:`mlmlib._checks`'.)
 
 And the figures' alt text: each plotting function describes what it drew, with the numbers it
 drew, and stores that on the figure (``_alt``); :func:`alt_text` reads it back. A figure shown
@@ -29,11 +30,12 @@ import functools
 import math
 import struct
 import zlib
-from collections.abc import Iterable, Mapping
 
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+
+from mlmlib._checks import flag, indices, items, kind, mapping, numbers
 
 # Okabe & Ito (2008), "Color Universal Design": safe for the common colour-vision deficiencies.
 OKABE_ITO = {
@@ -117,79 +119,17 @@ def _single_axes(ax, size: tuple[float, float]):
     return ax.figure, ax
 
 
-def _labels(values, name: str, unique: bool = False, text: bool = False) -> list:
-    """A non-empty list of labels (words, names): a ``str`` is one label, not a list of letters;
-    with ``text``, every label must be a ``str`` (a bar's category, say)."""
-    if isinstance(values, str | bytes | Mapping) or not isinstance(values, Iterable):
-        raise TypeError(f"{name} must be a list of words or names, got {type(values).__name__} "
-                        f"{values!r}"[:150] + "; pass a list")
-    values = list(values)
-    if not values:
-        raise ValueError(f"{name} is empty: there is nothing to draw")
-    if text and not all(isinstance(v, str) for v in values):
-        raise TypeError(f"{name} must be strings, got {values!r}"[:150])
-    twice = [v for k, v in enumerate(values) if v in values[:k]] if unique else []
-    if twice:
-        raise ValueError(f"{name} lists {twice[0]!r} twice: its bars would fall on one another")
-    return values
-
-
-def _numbers(values, name: str, low: float = -math.inf, high: float = math.inf,
-             above: bool = False, ndim: int | None = None) -> np.ndarray:
-    """``values`` as a float array of finite numbers in ``[low, high]`` (``(low, high]`` when
-    ``above``); ``ndim`` fixes the number of dimensions (0: one number)."""
-    try:
-        arr = np.asarray(values.detach() if hasattr(values, "detach") else values)
-        if arr.dtype.kind not in "iuf":
-            raise TypeError
-    except (TypeError, ValueError):  # text, None, a ragged list, ...
-        raise TypeError(f"{name} must be numbers, got {type(values).__name__} "
-                        f"{values!r}"[:150]) from None
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name} must be " + ("one number" if ndim == 0 else f"{ndim}-D") +
-                         f", got shape {arr.shape}")
-    arr = arr.astype(float)
-    bad = ~(np.isfinite(arr) & ((arr > low) if above else (arr >= low)) & (arr <= high))
-    if bad.any():
-        interval = f" lie in {'(' if above else '['}{low:g}, {high:g}] and" * (
-            low > -math.inf or high < math.inf)
-        raise ValueError(f"{name} must{interval} be finite, got {arr[bad].flat[0]}")
-    return arr
-
-
-def _flag(value, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
-    return value
-
-
-def _mapping(value, name: str, what: str, empty: bool = False) -> dict:
-    """A dict such as ``{name: value}`` (empty, or None, only if ``empty``), else an error."""
-    if value is None and empty:
-        return {}
-    if not isinstance(value, Mapping):
-        raise TypeError(f"{name} must be a dict of {what}, got {type(value).__name__}")
-    if not value and not empty:
-        raise ValueError(f"{name} is empty: there is nothing to draw")
-    return dict(value)
+# The input checks the figures share are mlmlib._checks' (items, numbers, mapping, indices,
+# flag). These old names stay, with their old signatures, only for mlmlib.widgets until it
+# imports those: remove them then.
+_flag, _mapping, _numbers = flag, mapping, numbers
+_labels = functools.partial(items, what="words or names", empty=False)
 
 
 def _positions(positions, n: int, name: str,
                phrase: str = "position {p} is outside the {n}-token row") -> list:
-    """Whole-number positions, each from 0 to ``n - 1`` (``phrase`` says where one falls)."""
-    if isinstance(positions, str | bytes) or not isinstance(positions, Iterable):
-        raise TypeError(f"{name} must be a list of positions, got {positions!r}")
-    out = []
-    for p in positions:
-        try:  # an int, a NumPy or a 0-d tensor integer (None has no __index__ to call)
-            p = (None if isinstance(p, bool) else getattr(p, "__index__", None))()
-        except TypeError:
-            raise TypeError(f"{name}: a position must be a whole number, got {p!r}") from None
-        if not 0 <= p < n:
-            raise ValueError(f"{name}: " + phrase.format(p=p, n=n) +
-                             f" (positions are 0..{n - 1})")
-        out.append(p)
-    return out
+    """:func:`mlmlib._checks.indices` under its old name and signature (for the widgets)."""
+    return indices(positions, name, n, phrase="{name}: " + phrase + " (positions are 0..{last})")
 
 
 # ---------------------------------------------------------------------- alt text
@@ -218,9 +158,7 @@ def alt_text(fig: Figure) -> str | None:
     >>> alt_text(probability_dial(0.25, "P(cat)"))
     'A probability dial, red on the left to green on the right, its needle at P(cat) = 0.2500.'
     """
-    if not isinstance(fig, Figure):
-        raise TypeError(f"fig must be a matplotlib Figure (what a plotting function returns), "
-                        f"got {type(fig).__name__}")
+    kind(fig, "fig", Figure, "a matplotlib Figure (what a plotting function returns)")
     return " ".join(text for _, text in getattr(fig, _ALT, [])) or None
 
 
@@ -231,8 +169,7 @@ def png_alt(data: str | bytes) -> str | None:
     the picture into the site, the PDF and the editions. ``data`` is the PNG, raw or base64 as a
     notebook stores it.
     """
-    if not isinstance(data, str | bytes):
-        raise TypeError(f"data must be a PNG, as bytes or base64 text, got {type(data).__name__}")
+    kind(data, "data", (str, bytes), "a PNG, as bytes or base64 text")
     try:
         raw = base64.b64decode(data) if isinstance(data, str) else data
     except ValueError:
@@ -242,20 +179,20 @@ def png_alt(data: str | bytes) -> str | None:
         raise ValueError(f"data is not a PNG: it starts with {raw[:8]!r}")
     at = 8
     while at + 8 <= len(raw):
-        size, kind = struct.unpack(">I4s", raw[at:at + 8])
+        size, chunk = struct.unpack(">I4s", raw[at:at + 8])
         body = raw[at + 8:at + 8 + size]
-        if kind == b"tEXt":
+        if chunk == b"tEXt":
             key, _, value = body.partition(b"\0")
             if key == b"Description":
                 return value.decode("latin-1")
-        elif kind == b"iTXt":
+        elif chunk == b"iTXt":
             key, _, rest = body.partition(b"\0")
             compressed, _method, rest = rest[0], rest[1], rest[2:]
             _language, _, rest = rest.partition(b"\0")
             _translated, _, value = rest.partition(b"\0")
             if key == b"Description":
                 return (zlib.decompress(value) if compressed else value).decode("utf-8")
-        elif kind == b"IEND":
+        elif chunk == b"IEND":
             break
         at += 12 + size
     return None

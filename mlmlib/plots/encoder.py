@@ -29,6 +29,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from mlmlib._checks import indices, items, mapping, numbers
 from mlmlib.plots._common import (
     FONT_SIZE,
     OKABE_ITO,
@@ -37,12 +38,8 @@ from mlmlib.plots._common import (
     _alt,
     _fmt,
     _given_axes,
-    _labels,
     _listing,
-    _mapping,
-    _numbers,
     _plain,
-    _positions,
     _single_axes,
     _titled,
 )
@@ -72,11 +69,11 @@ def heat_panels(panels: dict[str, Sequence], tokens: Sequence[str], title: str |
 
     Purple is negative and orange positive (the reversed ``PuOr`` map), white is zero.
     """
-    panels = _mapping(panels, "panels", "name -> (T, d) matrix")
-    tokens = _labels(tokens, "tokens")
-    columns = None if annotate is None else _positions([annotate], len(tokens), "annotate")
+    panels = mapping(panels, "panels", "name -> (T, d) matrix")
+    tokens = items(tokens, "tokens", "words", empty=False)
+    columns = None if annotate is None else indices([annotate], "annotate", len(tokens))
     for name, table in panels.items():
-        table = _numbers(table, f"panel {name!r}", ndim=2)
+        table = numbers(table, f"panel {name!r}", ndim=2)
         if table.shape[0] != len(tokens):
             raise ValueError(f"panel {name!r} has {table.shape[0]} rows but there are "
                              f"{len(tokens)} tokens")
@@ -131,12 +128,12 @@ def attention_map(weights: Sequence[Sequence[float]], tokens: Sequence[str],
     colour only: dark for 0, yellow for 1, as the colour bar says); the columns of padded keys
     (``keep`` 0) are hatched.
     """
-    tokens = _labels(tokens, "tokens")
-    weights = _numbers(weights, "weights", 0, 1, ndim=2)
+    tokens = items(tokens, "tokens", "words", empty=False)
+    weights = numbers(weights, "weights", 0, 1, ndim=2)
     T = len(tokens)
     if weights.shape != (T, T):
         raise ValueError(f"weights must be ({T}, {T}) for {T} tokens, got {weights.shape}")
-    keep = np.ones(T) if keep is None else _numbers(keep, "keep", 0, 1, ndim=1)
+    keep = np.ones(T) if keep is None else numbers(keep, "keep", 0, 1, ndim=1)
     if keep.shape != (T,):
         raise ValueError(f"keep needs one 0/1 per token ({T}), got {keep.shape[0]}")
     fig, ax = _single_axes(ax, (max(4.8, 0.7 * T + 1.8), max(4.0, 0.6 * T + 1.4)))
@@ -149,7 +146,7 @@ def attention_map(weights: Sequence[Sequence[float]], tokens: Sequence[str],
     ax.set_xlabel("key (the token read)", fontsize=FONT_SIZE)
     ax.set_ylabel("query (the token reading)", fontsize=FONT_SIZE)
     if query is not None:
-        (query,) = _positions([query], T, "query")
+        (query,) = indices([query], "query", T)
         ax.add_patch(_box(query, T))
         _annotate(ax, weights, lambda v: "black" if v > 0.55 else "white", rows=[query])
     fig.colorbar(image, ax=ax, shrink=0.8, label="attention weight")
@@ -172,7 +169,7 @@ def _box(row: int, T: int):
 def gelu_curve(points: Sequence[float] | None = None, ax=None) -> Figure:
     """GELU (x times the chance that a standard normal is below x) next to ReLU, with the
     values a layer really fed it as dots on the curve."""
-    points = np.array([]) if points is None else _numbers(points, "points").ravel()
+    points = np.array([]) if points is None else numbers(points, "points").ravel()
     fig, ax = _single_axes(ax, (5.6, 3.8))
     low = min(-3.0, float(points.min()) if points.size else 0.0)
     high = max(3.0, float(points.max()) if points.size else 0.0)
@@ -210,15 +207,15 @@ def agreement(by_hand: Sequence[float], library: Sequence[float], xlabel: str = 
     ``name -> numbers`` compared with ``by_hand`` (a 64-bit model, say) to the right panel.
     A difference of exactly 0 is drawn at the bottom of the axis.
     """
-    a = _numbers(by_hand, "by_hand").ravel()
-    b = _numbers(library, "library").ravel()
+    a = numbers(by_hand, "by_hand").ravel()
+    b = numbers(library, "library").ravel()
     if a.shape != b.shape:
         raise ValueError(f"by_hand has {a.size} numbers but library has {b.size}")
     if not a.size:
         raise ValueError("by_hand is empty: there is nothing to draw")
     others = {xlabel: b}
-    for name, values in _mapping(also, "also", "name -> numbers", empty=True).items():
-        others[name] = _numbers(values, f"also {name!r}").ravel()
+    for name, values in mapping(also, "also", "name -> numbers", empty=True).items():
+        others[name] = numbers(values, f"also {name!r}").ravel()
         if others[name].shape != a.shape:
             raise ValueError(f"also {name!r} has {others[name].size} numbers, not {a.size}")
     if ax is None:
@@ -269,10 +266,10 @@ def excess_curves(steps: Sequence[float], runs: dict[str, Sequence[Sequence[floa
     """
     from mlmlib.plots.lab import _lines_alt, lines_with_spread
 
-    floor = float(_numbers(floor, "floor", ndim=0))
+    floor = float(numbers(floor, "floor", ndim=0))
     series = {}
-    for name, curves in _mapping(runs, "runs", "label -> (seeds, evaluations) losses").items():
-        excess = _numbers(curves, f"runs {name!r}", ndim=2) - floor
+    for name, curves in mapping(runs, "runs", "label -> (seeds, evaluations) losses").items():
+        excess = numbers(curves, f"runs {name!r}", ndim=2) - floor
         if (excess <= 0).any():
             raise ValueError(f"runs {name!r} has a loss at or below the floor {floor}")
         series[name] = (excess.mean(axis=0), excess.min(axis=0), excess.max(axis=0))
@@ -281,7 +278,7 @@ def excess_curves(steps: Sequence[float], runs: dict[str, Sequence[Sequence[floa
     axis = fig.axes[0] if ax is None else _given_axes(ax, 1)[0]
     axis.set_yscale("log")
     _alt(axis, _lines_alt(np.atleast_1d(np.asarray(steps, dtype=float)), series, title=None,
-                          log_x=False, lines=_mapping(lines, "lines", "name -> value", empty=True),
+                          log_x=False, lines=mapping(lines, "lines", "name -> value", empty=True),
                           **labels)
          + f" The floor is {floor:.4f}.")
     return fig
@@ -298,14 +295,14 @@ def seed_dots(values: dict[str, Sequence[float]], xlabel: str,
             apart and variants close together can both be read.
     """
     low = 0.0 if log_x else -np.inf
-    values = _mapping(values, "values", "label -> one number per seed")
+    values = mapping(values, "values", "label -> one number per seed")
     for name, v in values.items():
-        values[name] = _numbers(v, f"values {name!r}", low, above=log_x, ndim=1)
+        values[name] = numbers(v, f"values {name!r}", low, above=log_x, ndim=1)
         if not values[name].size:
             raise ValueError(f"values {name!r} is empty: give one number per seed")
-    lines = _mapping(lines, "lines", "name -> value", empty=True)
+    lines = mapping(lines, "lines", "name -> value", empty=True)
     for name, value in lines.items():
-        lines[name] = float(_numbers(value, f"line {name!r}", low, above=log_x, ndim=0))
+        lines[name] = float(numbers(value, f"line {name!r}", low, above=log_x, ndim=0))
     fig, ax = _single_axes(ax, (6.0, 0.6 * len(values) + 1.6))
     rows = np.arange(len(values))[::-1]
     for y, v in zip(rows, values.values(), strict=True):

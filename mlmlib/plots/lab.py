@@ -15,21 +15,18 @@ Does not: train or compute any probability; the chapter passes in the numbers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
 
+from mlmlib._checks import flag, items, mapping, numbers
 from mlmlib.plots._common import (
     FONT_SIZE,
     OKABE_ITO,
     _alt,
     _axes,
-    _flag,
     _fmt,
-    _labels,
-    _mapping,
-    _numbers,
     _plain,
     _single_axes,
     _titled,
@@ -62,22 +59,22 @@ def lines_with_spread(x: Sequence[float], series: dict[str, tuple], xlabel: str 
             ``log |V|``).
         log_x: a logarithmic horizontal axis.
     """
-    log_x = _flag(log_x, "log_x")
-    x = _numbers(x, "x", 0 if log_x else -np.inf, above=log_x, ndim=1)  # log: x > 0
-    series = _mapping(series, "series", "name -> (mean, low, high)")
+    log_x = flag(log_x, "log_x")
+    x = numbers(x, "x", 0 if log_x else -np.inf, above=log_x, ndim=1)  # log: x > 0
+    series = mapping(series, "series", "name -> (mean, low, high)")
     for name, band in series.items():
         if not (isinstance(band, tuple | list) and len(band) == 3):
             raise TypeError(f"series {name!r} must be three sequences (mean, low, high)")
-        mean, low, high = (_numbers(v, f"series {name!r}", ndim=1) for v in band)
+        mean, low, high = (numbers(v, f"series {name!r}", ndim=1) for v in band)
         if not len(mean) == len(low) == len(high) == len(x):
             raise ValueError(f"series {name!r} needs {len(x)} means, lows and highs")
         slack = 1e-9 * (1 + np.abs(mean))  # a mean of equal values may differ in its last bit
         if (low > mean + slack).any() or (mean > high + slack).any():
             raise ValueError(f"series {name!r}: each mean must lie between its low and high")
         series[name] = (mean, low, high)
-    lines = _mapping(lines, "lines", "name -> value", empty=True)
+    lines = mapping(lines, "lines", "name -> value", empty=True)
     for name, value in lines.items():
-        lines[name] = float(_numbers(value, f"line {name!r}", ndim=0))
+        lines[name] = float(numbers(value, f"line {name!r}", ndim=0))
     fig, ax = _single_axes(ax, (6.4, 4.2))
     for k, (name, (mean, low, high)) in enumerate(series.items()):
         colour = _COLOURS[k % len(_COLOURS)]
@@ -121,16 +118,14 @@ def reliability_diagram(model_mean: Sequence[float], exact_mean: Sequence[float]
     model means what it says; below it, the model is over-confident. Point areas grow with
     the bin's count; both axes are logarithmic, because most pairs have tiny probabilities.
     """
-    counts = _numbers(counts, "counts", 0, ndim=1)
-    for m, name in ((model_mean, "model_mean"), (exact_mean, "exact_mean")):
-        if isinstance(m, str | bytes) or not isinstance(m, Iterable) or getattr(m, "ndim", 1) < 1:
-            raise TypeError(f"{name} must be a list of numbers, one per bin (None for an empty "
-                            f"bin), got {type(m).__name__} {m!r}"[:150])
-    means = [np.asarray([np.nan if v is None else v for v in m], dtype=object)  # None: empty bin
-             for m in (model_mean, exact_mean)]
+    counts = numbers(counts, "counts", 0, ndim=1)
+    means = [np.asarray([np.nan if v is None else v for v in  # None: an empty bin
+                         items(m, name, "numbers, one per bin (None for an empty bin)")],
+                        dtype=object) for m, name in ((model_mean, "model_mean"),
+                                                      (exact_mean, "exact_mean"))]
     if not len(means[0]) == len(means[1]) == len(counts):
         raise ValueError("model_mean, exact_mean and counts must have one value per bin")
-    model_mean, exact_mean = (_numbers(list(m[counts > 0]), name, 0, 1)
+    model_mean, exact_mean = (numbers(list(m[counts > 0]), name, 0, 1)
                               for m, name in zip(means, ("model_mean", "exact_mean"), strict=True))
     counts = counts[counts > 0]
     keep = (model_mean > 0) & (exact_mean > 0)
@@ -162,8 +157,9 @@ def joint_and_product(rows: Sequence[str], cols: Sequence[str], joint, product,
     marginals (what scoring the blanks independently assumes), with the same colour scale.
     Either table may be a corner of the full one (its likeliest rows and columns): each sums to
     1 at most."""
-    rows, cols = _labels(rows, "rows"), _labels(cols, "cols")
-    joint, product = (_numbers(t, name, 0, 1) for t, name in ((joint, "joint"),
+    rows = items(rows, "rows", "row labels", empty=False)
+    cols = items(cols, "cols", "column labels", empty=False)
+    joint, product = (numbers(t, name, 0, 1) for t, name in ((joint, "joint"),
                                                                (product, "product")))
     if joint.shape != (len(rows), len(cols)) or product.shape != joint.shape:
         raise ValueError(f"both tables must be {len(rows)} x {len(cols)}")

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
+from mlmlib._checks import indices, items, mapping, numbers
 from mlmlib.plots._common import (
     FONT_SIZE,
     OKABE_ITO,
@@ -22,12 +23,8 @@ from mlmlib.plots._common import (
     TRUTH_COLOUR,
     _alt,
     _fmt,
-    _labels,
     _listing,
-    _mapping,
-    _numbers,
     _plain,
-    _positions,
     _single_axes,
     _titled,
 )
@@ -40,7 +37,8 @@ def top_words(words: Sequence[str], probs: Sequence[float], truth: str | None = 
     ``probs`` are the words' probabilities in one distribution: all of it or its top few, so
     they sum to 1 at most (and are not all 0).
     """
-    words, probs = _labels(words, "words"), _numbers(probs, "probs", 0, 1, ndim=1)
+    words = items(words, "words", "words", empty=False)
+    probs = numbers(probs, "probs", 0, 1, ndim=1)
     if len(words) != len(probs):
         raise ValueError(f"{len(words)} words but {len(probs)} probabilities")
     if probs.sum() > 1 + 1e-4:  # the top words of one distribution: all of it, or some
@@ -71,18 +69,15 @@ def top_words(words: Sequence[str], probs: Sequence[float], truth: str | None = 
 def training_curve(history: Sequence[dict], baselines: dict[str, float] | None = None,
                    ax=None) -> Figure:
     """Eval loss against training steps, with horizontal lines for the baselines."""
-    if isinstance(history, Mapping | str) or not isinstance(history, Sequence):
-        raise TypeError(f"history must be a list of dicts (one per evaluation), got "
-                        f"{type(history).__name__}")
-    if not history:
-        raise ValueError("the history is empty: train for at least one evaluation")
+    history = items(history, "history", "dicts, one per evaluation (train for one at least)",
+                    empty=False)
     for k, h in enumerate(history):
         if not isinstance(h, Mapping) or not {"step", "eval_loss"} <= h.keys():
             raise ValueError(f"history[{k}] must be a dict with 'step' and 'eval_loss', got {h!r}")
-        _numbers([h["step"], h["eval_loss"]], f"history[{k}]'s step and eval_loss")
-    baselines = _mapping(baselines, "baselines", "name -> loss", empty=True)
+        numbers([h["step"], h["eval_loss"]], f"history[{k}]'s step and eval_loss")
+    baselines = mapping(baselines, "baselines", "name -> loss", empty=True)
     for name, value in baselines.items():
-        baselines[name] = float(_numbers(value, f"baseline {name!r}", ndim=0))
+        baselines[name] = float(numbers(value, f"baseline {name!r}", ndim=0))
     fig, ax = _single_axes(ax, (6.0, 4.0))
     steps = [h["step"] for h in history]
     ax.plot(steps, [h["eval_loss"] for h in history], "o-", color=OTHER_COLOUR, linewidth=2,
@@ -111,10 +106,11 @@ def attention_bars(tokens: Sequence[str], weights: Sequence[float], query: int,
                    ax=None) -> Figure:
     """How much one position (the query, hatched) attends to every position of the sentence
     (its weights, which sum to 1)."""
-    tokens, weights = _labels(tokens, "tokens"), _numbers(weights, "weights", 0, 1, ndim=1)
+    tokens = items(tokens, "tokens", "words", empty=False)
+    weights = numbers(weights, "weights", 0, 1, ndim=1)
     if len(tokens) != len(weights):
         raise ValueError(f"{len(tokens)} tokens but {len(weights)} weights")
-    _positions([query], len(tokens), "query")
+    indices([query], "query", len(tokens))
     if abs(weights.sum() - 1) > 0.01:  # (a hundredth: room for weights rounded to 2 decimals)
         raise ValueError(f"weights sum to {weights.sum():.4g}: a query's attention weights over "
                          "every position of the sentence sum to 1")

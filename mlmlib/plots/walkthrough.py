@@ -18,6 +18,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
+from mlmlib._checks import flag, indices, items, mapping, numbers
 from mlmlib.loss import softmax
 from mlmlib.plots._common import (
     FONT_SIZE,
@@ -26,15 +27,10 @@ from mlmlib.plots._common import (
     TRUTH_COLOUR,
     _alt,
     _axes,
-    _flag,
     _fmt,
     _given_axes,
-    _labels,
     _listing,
-    _mapping,
-    _numbers,
     _plain,
-    _positions,
     _single_axes,
     _titled,
 )
@@ -84,11 +80,11 @@ def token_row(tokens: Sequence[str], highlight: Sequence[int] = (),
         title: a line above the row.
         covered: positions whose word is hidden: drawn as a dark box with a "?".
     """
-    tokens = _labels(tokens, "tokens")
-    notes = _mapping(notes, "notes", "position -> text", empty=True)
-    highlight, covered = (_positions(v, len(tokens), name) for v, name in
+    tokens = items(tokens, "tokens", "words", empty=False)
+    notes = mapping(notes, "notes", "position -> text", empty=True)
+    highlight, covered = (indices(v, name, len(tokens)) for v, name in
                           ((highlight, "highlight"), (covered, "covered")))
-    _positions(notes, len(tokens), "notes")
+    indices(list(notes), "notes", len(tokens))
     fig, ax = _single_axes(ax, (max(4.0, 1.05 * len(tokens)), 1.9 if notes else 1.4))
     for i, tok in enumerate(tokens):
         marked = i in highlight
@@ -133,9 +129,9 @@ def reads_and_answers(tokens: Sequence[str], positions: Sequence[int],
 
     Positions count from 0; the picture labels them from 1, as the formulas do.
     """
-    tokens = _labels(tokens, "tokens")
-    positions = sorted(set(_positions(positions, len(tokens), "positions",
-                                      "cannot mask position {p} in a {n}-token sentence")))
+    tokens = items(tokens, "tokens", "words", empty=False)
+    phrase = "{name}: cannot mask position {p} in a {n}-token sentence (positions are 0..{last})"
+    positions = sorted(set(indices(positions, "positions", len(tokens), phrase=phrase)))
     if ax is None:
         fig = Figure(figsize=(max(4.0, 1.05 * len(tokens)), 3.4), layout="constrained")
         top, bottom = fig.subplots(2, 1)
@@ -157,7 +153,7 @@ def reads_and_answers(tokens: Sequence[str], positions: Sequence[int],
 
 def probability_dial(p: float, label: str = "P(truth)", ax=None) -> Figure:
     """A half-circle dial from 0 to 1 with the needle at ``p``."""
-    p = float(_numbers(p, "p (a probability)", 0, 1, ndim=0))
+    p = float(numbers(p, "p (a probability)", 0, 1, ndim=0))
     fig, ax = _single_axes(ax, (3.6, 2.3))
     angles = np.linspace(np.pi, 0, 200)
     for lo, hi, colour in DIAL_BANDS:
@@ -207,12 +203,12 @@ def softmax_stages(scores: Sequence[float], words: Sequence[str], truth: str | N
         truth: the true word, drawn hatched in vermillion; None highlights nothing.
         ax: three axes to draw on, or None for a new figure.
     """
-    scores = _numbers(scores, "scores", ndim=1, high=700)  # exp(710) overflows a float
+    scores = numbers(scores, "scores", ndim=1, high=700)  # exp(710) overflows a float
     if len(scores) and scores.max() < -700:  # exp(-746) underflows to 0: Z would be 0
         raise ValueError(f"scores are all below -700 (the largest is {scores.max():g}): every "
                          "exp(score) underflows to 0; subtract the largest score from each "
                          "(softmax does not change)")
-    words = _labels(words, "words", unique=True, text=True)
+    words = items(words, "words", "words", empty=False, unique=True, text=True)
     if len(words) != len(scores):
         raise ValueError(f"{len(words)} words but {len(scores)} scores")
     if truth is not None and truth not in words:
@@ -248,11 +244,11 @@ def neg_log_curve(points: dict[str, float] | None = None, log_x: bool = False,
         log_x: put ``p`` on a logarithmic axis, so tiny probabilities (1/30000) are visible.
         p_min: the left end of the curve.
     """
-    points = _mapping(points, "points", "label -> p", empty=True)
+    points = mapping(points, "points", "label -> p", empty=True)
     for name, p in points.items():
-        points[name] = float(_numbers(p, f"point {name!r}: p", 0, 1, above=True, ndim=0))
-    p_min = float(_numbers(p_min, "p_min", 0, 1, above=True, ndim=0))
-    log_x = _flag(log_x, "log_x")
+        points[name] = float(numbers(p, f"point {name!r}: p", 0, 1, above=True, ndim=0))
+    p_min = float(numbers(p_min, "p_min", 0, 1, above=True, ndim=0))
+    log_x = flag(log_x, "log_x")
     fig, ax = _single_axes(ax, (6.0, 4.0))
     low = min([p_min, *points.values()])
     p = np.geomspace(low, 1, 400) if log_x else np.linspace(low, 1, 400)
@@ -284,9 +280,9 @@ def neg_log_curve(points: dict[str, float] | None = None, log_x: bool = False,
 
 def loss_tower(parts: dict[str, float], title: str | None = None, ax=None) -> Figure:
     """One stacked bar: each part (a masked slot, or NSP) a block, the total on top."""
-    parts = _mapping(parts, "parts", "name -> loss")
+    parts = mapping(parts, "parts", "name -> loss")
     for name, value in parts.items():  # a loss is -log p: never negative, finite unless p = 0
-        parts[name] = float(_numbers(value, f"the loss {name!r}", 0, ndim=0))
+        parts[name] = float(numbers(value, f"the loss {name!r}", 0, ndim=0))
     colours = STACK_COLOURS
     hatches = [None, "//", "..", "xx", "\\\\", "--"]
     fig, ax = _single_axes(ax, (4.2, 4.6))
@@ -314,9 +310,9 @@ def loss_tower(parts: dict[str, float], title: str | None = None, ax=None) -> Fi
 
 def slots_and_tower(probs: dict[str, float], ax=None) -> Figure:
     """One dial per masked slot on top, and their losses stacked into one tower below."""
-    probs = _mapping(probs, "probs", "slot -> probability of the truth")
+    probs = mapping(probs, "probs", "slot -> probability of the truth")
     for name, p in probs.items():  # p = 0 would stack -log 0 = infinity
-        probs[name] = float(_numbers(p, f"slot {name!r}: p", 0, 1, above=True, ndim=0))
+        probs[name] = float(numbers(p, f"slot {name!r}: p", 0, 1, above=True, ndim=0))
     if ax is None:
         fig = Figure(figsize=(max(4.5, 2.4 * len(probs)), 6.4), layout="constrained")
         grid = fig.add_gridspec(2, len(probs), height_ratios=[1, 2.2])
@@ -384,7 +380,8 @@ def edge_cases(ax=None) -> Figure:
 def slot_loss_of(scores: Sequence[float], target: int) -> float:
     """``-log softmax(scores)[target]``, for the pictures (the loss module does the real work)."""
     probs = softmax(scores)
-    _positions([target], len(probs), "target", "word {p} is outside the {n}-word vocabulary")
+    indices([target], "target", len(probs), phrase="{name}: word {p} is outside the {n}-word "
+            "vocabulary (words 0..{last})")
     return float(0.0 - np.log(probs[target]))
 
 
@@ -404,7 +401,7 @@ def pipeline(stages: Sequence[tuple[str, str, str]] = PIPELINE, ax=None) -> Figu
     Each stage is ``(name, what it does, the mlmlib function that does it)``. The column runs
     top to bottom so it stays readable at phone width.
     """
-    stages = _labels(stages, "stages")
+    stages = items(stages, "stages", "stages", empty=False)
     if not all(isinstance(s, tuple | list) and len(s) == 3 and all(isinstance(t, str) for t in s)
                for s in stages):
         raise TypeError("each stage must be three strings: (name, what it does, where)")

@@ -16,14 +16,12 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
+from mlmlib._checks import items, mapping, numbers
 from mlmlib.plots._common import (
     FONT_SIZE,
     OKABE_ITO,
     _alt,
-    _labels,
     _listing,
-    _mapping,
-    _numbers,
     _plain,
     _single_axes,
     _titled,
@@ -38,18 +36,18 @@ def grouped_bars(categories: Sequence[str], series: dict[str, Sequence[float]],
     Used for the three ways of choosing M (worked example 4) and for expected against
     measured counts (worked example 7).
     """
-    categories = _labels(categories, "categories")
-    series = _mapping(series, "series", "name -> one value per category")
-    errors = _mapping(errors, "errors", "name -> error bars", empty=True)
+    categories = items(categories, "categories", "categories", empty=False)
+    series = mapping(series, "series", "name -> one value per category")
+    errors = mapping(errors, "errors", "name -> error bars", empty=True)
     for name, values in series.items():
-        series[name] = _numbers(values, f"series {name!r}", ndim=1)
+        series[name] = numbers(values, f"series {name!r}", ndim=1)
         if len(values) != len(categories):
             raise ValueError(f"series {name!r} has {len(values)} values for "
                              f"{len(categories)} categories")
     for name, bars in errors.items():  # (n,) symmetric, or (2, n): below and above
         if name not in series:
             raise ValueError(f"errors names {name!r}, which is not a series")
-        errors[name] = _numbers(bars, f"errors {name!r}", 0)
+        errors[name] = numbers(bars, f"errors {name!r}", 0)
         if errors[name].shape not in ((len(categories),), (2, len(categories))):
             raise ValueError(f"errors {name!r} must have shape ({len(categories)},) or "
                              f"(2, {len(categories)}), got {errors[name].shape}")

@@ -3,7 +3,7 @@
 Does: :func:`basic_tokenize` cleans text, lower-cases and strips accents, and splits off
 punctuation and CJK characters, deciding what each character is with Python's ``unicodedata``
 corrected by small tables to the Unicode versions Hugging Face's tokenizers uses, so the two
-agree on any text. Also the argument checks the WordPiece module shares.
+agree on any text; and names BERT's special tokens, ``SPECIAL_TOKENS``.
 
 Does not: split words into pieces (:mod:`mlmlib.tokenizer.wordpiece`).
 
@@ -13,18 +13,20 @@ Does not: split words into pieces (:mod:`mlmlib.tokenizer.wordpiece`).
 
 from __future__ import annotations
 
-import os
 import re
 import string
 import unicodedata
-from collections.abc import Iterable, Mapping
 from functools import cache
-from pathlib import Path
+
+from mlmlib import constants
+from mlmlib._checks import flag, kind
 
 __all__ = ["SPECIAL_TOKENS", "basic_tokenize"]
 
-#: The five special tokens in id order, so [PAD] is 0 and [MASK] is 4.
-SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+#: The five special tokens in id order, so [PAD] is 0 and [MASK] is 4 (defined once, in
+#: :mod:`mlmlib.constants`).
+SPECIAL_TOKENS = constants.SPECIAL_TOKENS
+
 _SPECIAL_IN_TEXT = re.compile("(" + "|".join(map(re.escape, SPECIAL_TOKENS)) + ")")
 
 
@@ -114,53 +116,27 @@ def _words(text: str, lower: bool) -> list[str]:
     return "".join(f" {c} " if _kind(c) in ("punct", "cjk") else c for c in text).split()
 
 
-def _check_text(text, name: str = "text") -> None:
-    if not isinstance(text, str):
-        raise TypeError(f"{name} must be a str, got {type(text).__name__}")
+def _has_words(text: str) -> bool:
+    """Whether the basic step keeps anything of ``text``: a character that is not whitespace,
+    a control, format or private-use character (dropped) or an accent (stripped)."""
+    return any(_kind(c) not in ("space", "drop", "mark") for c in text)
+
+
+def _check_text(text, name: str = "text") -> str:
+    """A ``str`` of valid Unicode: a lone surrogate (``"\\ud800"``) cannot be UTF-8 encoded."""
+    kind(text, name, str)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as err:
         raise ValueError(f"{name} holds a lone surrogate U+{ord(text[err.start]):04X} at index "
                          f"{err.start}: it is not valid Unicode text") from None
-
-
-def _check_bool(value, name: str) -> None:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
-
-
-def _check_count(value, name: str, least: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be a whole number, got {value!r}")
-    if value < least:
-        raise ValueError(f"{name} must be at least {least}, got {value}")
-
-
-def _check_strings(items, name: str, what: str = "token") -> list[str]:
-    """``items`` as a list of str; one str (which would be read letter by letter) is refused."""
-    if isinstance(items, Mapping):  # iterating a dict gives its keys, in insertion order
-        raise TypeError(f"{name} must be a list of {what}s, got a {type(items).__name__}: its "
-                        f"values are ignored; pass a list (a vocabulary's in id order)")
-    if isinstance(items, (str, bytes)) or not isinstance(items, Iterable):
-        hint = f": pass [{what}] for a single {what}" if isinstance(items, str) else ""
-        raise TypeError(f"{name} must be a list of {what}s, got one {type(items).__name__}{hint}")
-    items = list(items)
-    for i, item in enumerate(items):
-        if not isinstance(item, str):
-            raise TypeError(f"{name}[{i}] must be a str {what}, got {type(item).__name__}")
-    return items
-
-
-def _check_path(path) -> Path:
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path must be a str or Path, got {type(path).__name__}")
-    return Path(path)
+    return text
 
 
 def basic_tokenize(text: str, lower: bool = True) -> list[str]:
     """Split text into words and punctuation the way BERT's basic tokenizer does."""
     _check_text(text)
-    _check_bool(lower, "lower")
+    flag(lower, "lower")
     tokens = []
     for i, part in enumerate(_SPECIAL_IN_TEXT.split(text)):
         # the odd parts are special tokens written in the text: kept whole, never lower-cased

@@ -14,54 +14,31 @@ Does not: clean or split text into words (:mod:`mlmlib.tokenizer.basic`).
 
 from __future__ import annotations
 
-import operator
 import os
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from itertools import pairwise
 
-from mlmlib.tokenizer.basic import (
-    SPECIAL_TOKENS,
-    _check_bool,
-    _check_count,
-    _check_path,
-    _check_strings,
-    _check_text,
-    basic_tokenize,
-)
+from mlmlib._checks import flag, indices, items, one_of, pathlike, whole
+from mlmlib.constants import SPECIAL_TOKENS
+from mlmlib.tokenizer.basic import _check_text, basic_tokenize
 
 __all__ = ["WordPiece", "WordVocab", "train_wordpiece"]
 
 
 def _decode(table: Sequence[str], ids: Iterable[int]) -> list[str]:
     """The tokens of ``ids`` (ints, NumPy integers or integer tensors), each one checked."""
-    if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable) or (
-            getattr(ids, "ndim", None) == 0):  # a 0-d tensor or array: one id, not a list
-        raise TypeError(f"ids must be a sequence of token ids, got {type(ids).__name__} "
-                        f"{ids!r}"[:120] + "; pass a list")
-    out = []
-    for i in ids:
-        try:
-            index = None if isinstance(i, bool) else operator.index(i)
-        except TypeError:
-            index = None
-        if index is None:
-            raise TypeError(f"ids must be whole numbers, got {i!r} ({type(i).__name__})")
-        if not 0 <= index < len(table):
-            raise ValueError(f"id {index} is outside the vocabulary of {len(table)} tokens")
-        out.append(table[index])
-    return out
+    return [table[i] for i in indices(ids, "ids", len(table), phrase="id {p} is outside the "
+                                      "vocabulary of {n} tokens (ids 0..{last})")]
 
 
 class WordVocab:
     """Words <-> ids, with BERT's five special tokens first."""
 
     def __init__(self, words: Sequence[str]):
-        words = _check_strings(words, "words", "word")
+        words = items(words, "words", "words, in id order", text=True, unique=True, ordered=True)
         if words[: len(SPECIAL_TOKENS)] != list(SPECIAL_TOKENS):
             raise ValueError(f"a vocabulary starts with the special tokens {SPECIAL_TOKENS}")
-        if len(set(words)) != len(words):
-            raise ValueError("a word appears twice in the vocabulary")
         self.words = words
         self.ids = {w: i for i, w in enumerate(words)}
 
@@ -69,13 +46,11 @@ class WordVocab:
     def from_tokens(cls, tokens: Iterable[str], max_size: int | None = None,
                     min_count: int = 1) -> WordVocab:
         """The vocabulary of a corpus: words by falling count, ties alphabetical."""
-        tokens = _check_strings(tokens, "tokens")
-        _check_count(min_count, "min_count", 1)
+        tokens = items(tokens, "tokens", "tokens", text=True)
+        min_count = whole(min_count, "min_count", least=1)
         if max_size is not None:
-            _check_count(max_size, "max_size", 0)
-            if max_size < len(SPECIAL_TOKENS):
-                raise ValueError(f"max_size must leave room for the {len(SPECIAL_TOKENS)} "
-                                 "special tokens")
+            max_size = whole(max_size, f"max_size (to leave room for the {len(SPECIAL_TOKENS)} "
+                             "special tokens)", least=len(SPECIAL_TOKENS))
         counts = Counter(t for t in tokens if t not in SPECIAL_TOKENS)
         ranked = sorted((w for w, c in counts.items() if c >= min_count),
                         key=lambda w: (-counts[w], w))
@@ -99,7 +74,7 @@ class WordVocab:
         return self.ids["[UNK]"]
 
     def encode(self, tokens: Iterable[str]) -> list[int]:
-        return [self.ids.get(t, self.unk_id) for t in _check_strings(tokens, "tokens")]
+        return [self.ids.get(t, self.unk_id) for t in items(tokens, "tokens", "tokens", text=True)]
 
     def decode(self, ids: Iterable[int]) -> list[str]:
         return _decode(self.words, ids)
@@ -114,24 +89,21 @@ class WordPiece:
         if isinstance(vocab, (str, os.PathLike)):
             raise TypeError("vocab must be a list of tokens; to read a vocab.txt file use "
                             "WordPiece.from_file(path)")
-        vocab = _check_strings(vocab, "vocab")
-        _check_bool(lower, "lower")
+        vocab = items(vocab, "vocab", "tokens, in id order", text=True, unique=True, ordered=True)
+        self.lower = flag(lower, "lower")
         missing = [t for t in SPECIAL_TOKENS if t not in vocab]
         if missing:
             raise ValueError(f"the vocabulary lacks BERT's special tokens {missing}")
         for i, token in enumerate(vocab):  # vocab.txt holds one token a line
             if not token or "\n" in token or "\r" in token:
                 raise ValueError(f"vocab[{i}] = {token!r} is empty or holds a line break")
-        if len(set(vocab)) != len(vocab):
-            raise ValueError("a token appears twice in the vocabulary")
         self.vocab = vocab
         self.ids = {t: i for i, t in enumerate(vocab)}
-        self.lower = lower
 
     @classmethod
     def from_file(cls, path, lower: bool = True) -> WordPiece:
         """Read BERT's ``vocab.txt``: one token per line."""
-        path = _check_path(path)
+        path = pathlike(path, "path")
         if path.is_dir():
             raise ValueError(f"path {path} is a folder; pass the vocab.txt file in it")
         if not path.is_file():
@@ -147,8 +119,8 @@ class WordPiece:
 
     def save(self, path, overwrite: bool = False) -> None:
         """Write BERT's ``vocab.txt``; an existing file is replaced only when ``overwrite``."""
-        path = _check_path(path)
-        _check_bool(overwrite, "overwrite")
+        path = pathlike(path, "path")
+        flag(overwrite, "overwrite")
         if path.is_dir():
             raise ValueError(f"path {path} is a folder; name the file, e.g. {path / 'vocab.txt'}")
         if not path.parent.is_dir():
@@ -223,12 +195,11 @@ def train_wordpiece(texts: Iterable[str], vocab_size: int, lower: bool = True,
     Ties go to the alphabetically first pair, so training is deterministic. Words seen fewer
     than ``min_count`` times are left out; special tokens written in the text are not learnt.
     """
-    texts = _check_strings(texts, "texts", "text")
-    _check_count(vocab_size, "vocab_size", 1)
-    _check_bool(lower, "lower")
-    _check_count(min_count, "min_count", 1)
-    if score not in SCORES:
-        raise ValueError(f"score must be one of {SCORES}, got {score!r}")
+    texts = items(texts, "texts", "texts", text=True)
+    vocab_size = whole(vocab_size, "vocab_size", least=1)
+    flag(lower, "lower")
+    min_count = whole(min_count, "min_count", least=1)
+    one_of(score, "score", SCORES)
     words = Counter(w for text in texts for w in basic_tokenize(text, lower=lower)
                     if w not in SPECIAL_TOKENS)
     if not words:
