@@ -53,7 +53,7 @@ CONFIGS = [
     ({"rule": "random"}, ValueError, "rule"), ({"device": 0}, TypeError, "device"),
     ({"bf16": "yes"}, TypeError, "bf16"), ({"quiet": 1}, TypeError, "quiet"),
     ({"warmup": 100, "steps": 10}, ValueError, "warmup", "longer than the run"),
-    ({"seed": 2**70}, ValueError, "seed", "2**63"),
+    ({"seed": 2**70}, ValueError, "seed", "64 bits"),
 ]
 
 

@@ -76,7 +76,7 @@ def test_forward_equals_minibert_in_float64(changes, inputs):
         assert np.abs(layer["out"] - seen[f"block {k}"]).max() < 1e-10
         for h, head in enumerate(layer["attention"]["heads"]):
             assert np.abs(head["weights"] - attentions[k][h]).max() < 1e-10
-    assert np.array_equal(record["hidden"], record["layers"][-1]["out"])
+    assert np.array_equal(record["h"], record["layers"][-1]["out"])
 
 
 def test_fill_biases_makes_every_bias_and_gain_random_and_the_pass_still_agrees():

@@ -186,7 +186,7 @@ def test_block_count_agrees_with_the_model_and_names_mistakes():
                                     intermediate_size=f, max_position=8))
         count = sum(p.numel() for p in model.blocks[0].parameters())
         assert block_parameter_count(d, f) == count
-        assert check_block_parameters(count, hidden=d, intermediate=f, num_heads=h)
+        assert check_block_parameters(count, hidden_size=d, intermediate=f, num_heads=h)
     d, f, h = 768, 3072, 12
     right = block_parameter_count(d, f)
     assert right == 7087872
@@ -202,10 +202,10 @@ def test_block_count_agrees_with_the_model_and_names_mistakes():
         right + 1: "is not 7,087,872",
     }
     for answer, hint in cases.items():
-        verdict = check_block_parameters(answer, hidden=d, intermediate=f, num_heads=h)
+        verdict = check_block_parameters(answer, hidden_size=d, intermediate=f, num_heads=h)
         assert not verdict and hint in str(verdict), (answer, str(verdict))
     for junk in (None, "7087872", [1, 2], object()):
-        assert not check_block_parameters(junk, hidden=d, intermediate=f, num_heads=h)
+        assert not check_block_parameters(junk, hidden_size=d, intermediate=f, num_heads=h)
 
 
 def test_seed_gap_checker():
@@ -231,10 +231,10 @@ def test_seed_gap_checker():
 
 
 def test_checker_settings_are_checked(refuses):
-    refuses(lambda: check_block_parameters(1, hidden=0, intermediate=8, num_heads=1),
+    refuses(lambda: check_block_parameters(1, hidden_size=0, intermediate=8, num_heads=1),
             ValueError, "hidden")
-    refuses(lambda: check_block_parameters(1, hidden=8, intermediate=8, num_heads=3),
+    refuses(lambda: check_block_parameters(1, hidden_size=8, intermediate=8, num_heads=3),
             ValueError, "multiple", "num_heads")
-    refuses(lambda: check_block_parameters(1, hidden=8, intermediate=2.5, num_heads=1),
+    refuses(lambda: check_block_parameters(1, hidden_size=8, intermediate=2.5, num_heads=1),
             TypeError, "intermediate", "whole")
     refuses(lambda: check_seed_gap(1.0, "abc", [1.0]), TypeError, "before")

@@ -240,7 +240,7 @@ def test_parameter_count_checker_agrees_with_the_model_and_names_mistakes():
     from mlmlib.exercises import bert_parameter_count, check_parameter_count
     from mlmlib.model import BertConfig, MiniBert
 
-    shape = {"vocab_size": 200, "hidden": 64, "layers": 2, "intermediate": 256,
+    shape = {"vocab_size": 200, "hidden_size": 64, "layers": 2, "intermediate": 256,
              "max_position": 32}
     model = MiniBert(BertConfig(vocab_size=200, hidden_size=64, num_layers=2, num_heads=4,
                                 intermediate_size=256, max_position=32))

@@ -23,7 +23,7 @@ from mlmlib.byhand.checks import (
     range_verdict,
 )
 from mlmlib.byhand.forward import (
-    HIDDEN,
+    PADDING_SCORE,
     attention_head,
     attention_scores,
     attention_weights,
@@ -43,7 +43,7 @@ from mlmlib.byhand.forward import (
     without_positions,
 )
 
-__all__ = ["HIDDEN", "ablation_verdict", "attention_head", "attention_scores",
+__all__ = ["PADDING_SCORE", "ablation_verdict", "attention_head", "attention_scores",
            "attention_weights", "block", "embed", "feed_forward", "fill_biases", "forward",
            "gelu", "gelu_tanh", "hf_logits", "largest_differences", "layer_norm", "linear",
            "mlm_head", "model_intermediates", "multi_head", "range_verdict", "softmax",

@@ -30,12 +30,12 @@ import numpy as np
 
 from mlmlib._checks import kind, number, numbers, whole
 
-__all__ = ["HIDDEN", "attention_head", "attention_scores", "attention_weights", "block", "embed",
-           "feed_forward", "forward", "gelu", "gelu_tanh", "layer_norm", "linear", "mlm_head",
-           "multi_head", "softmax", "split_heads", "weights_of", "without_positions"]
+__all__ = ["PADDING_SCORE", "attention_head", "attention_scores", "attention_weights", "block",
+           "embed", "feed_forward", "forward", "gelu", "gelu_tanh", "layer_norm", "linear",
+           "mlm_head", "multi_head", "softmax", "split_heads", "weights_of", "without_positions"]
 
 
-HIDDEN = -1e30  # the score given to a padded key: exp(HIDDEN - max) is exactly 0.0
+PADDING_SCORE = -1e30  # a padded key's score: exp(PADDING_SCORE - max) is exactly 0.0
 
 
 # ----------------------------------------------------------------------------- checks
@@ -185,7 +185,7 @@ def attention_weights(scores, keep=None) -> np.ndarray:
     if scores.shape[0] != scores.shape[1]:
         raise ValueError(f"scores must be square (T, T), got {scores.shape}")
     keep = _keep(keep, scores.shape[1])  # (T,): one flag per key
-    masked = np.where(keep[None, :], scores, HIDDEN)  # (T, T): padded columns hidden
+    masked = np.where(keep[None, :], scores, PADDING_SCORE)  # (T, T): padded keys ruled out
     return softmax(masked, axis=-1)  # (T, T): every row sums to 1
 
 
@@ -302,7 +302,7 @@ def forward(weights: dict, ids, keep=None, segments=None) -> tuple[np.ndarray, d
         segments: ``(T,)`` segment ids, 0 for sentence A and 1 for B (default: all 0).
 
     The record holds every intermediate, by step: ``"sum"`` and ``"embeddings"`` (before and
-    after the LayerNorm), ``"layers"`` (one :func:`block` record each), ``"hidden"`` (the
+    after the LayerNorm), ``"layers"`` (one :func:`block` record each), ``"h"`` (the
     final ``h_i``), ``"head"`` (the transform) and ``"logits"``.
     """
     cfg = _config(weights)
@@ -321,7 +321,7 @@ def forward(weights: dict, ids, keep=None, segments=None) -> tuple[np.ndarray, d
         x, rec = block(x, weights, layer, keep)  # (T, d)
         record["layers"].append(rec)
     logits, head = mlm_head(x, weights)  # (T, V)
-    record.update(hidden=x, head=head["transformed"], logits=logits)
+    record.update(h=x, head=head["transformed"], logits=logits)
     return logits, record
 
 

@@ -12,7 +12,7 @@ differences), naming the flipped sign, one seed only and a ratio.
 
 Does not: run the model or train anything; the chapter passes in what it measured.
 
->>> check_block_parameters(7087872, hidden=768, intermediate=3072, num_heads=12)
+>>> check_block_parameters(7087872, hidden_size=768, intermediate=3072, num_heads=12)
 Correct: 7,087,872 weights in one block.
 """
 
@@ -146,22 +146,23 @@ def _shown(keep) -> str:
     return f"T = {len(keep)} tokens, {list(keep).count(0)} of them padding"
 
 
-def block_parameter_count(hidden: int, intermediate: int) -> int:
+def block_parameter_count(hidden_size: int, intermediate: int) -> int:
     """The number of weights in one encoder block of BERT (attention, FFN, two LayerNorms)."""
-    d = whole(hidden, "hidden", least=1)
+    d = whole(hidden_size, "hidden_size", least=1)
     f = whole(intermediate, "intermediate", least=1)
     attention = (3 * d * d + 3 * d) + (d * d + d)  # fused q, k, v; then the output projection
     ffn = (d * f + f) + (f * d + d)  # d -> F -> d
     return attention + ffn + 2 * (2 * d)  # two LayerNorms, gamma and beta each
 
 
-def check_block_parameters(answer, hidden: int, intermediate: int, num_heads: int) -> Verdict:
+def check_block_parameters(answer, hidden_size: int, intermediate: int,
+                           num_heads: int) -> Verdict:
     """Check a number: how many weights one encoder block of this shape has."""
-    expected = block_parameter_count(hidden, intermediate)
+    expected = block_parameter_count(hidden_size, intermediate)
     h = whole(num_heads, "num_heads", least=1)
-    if hidden % h:
-        raise ValueError(f"hidden {hidden} must be a multiple of num_heads {num_heads}")
-    d, f = hidden, intermediate
+    if hidden_size % h:
+        raise ValueError(f"hidden_size {hidden_size} must be a multiple of num_heads {num_heads}")
+    d, f = hidden_size, intermediate
     mistakes = {  # difference from the right count -> what it looks like
         -(3 * d + d + f + d): "every dense layer has a bias vector as well as its matrix "
                               "(q, k, v, the output projection and both FFN layers)",

@@ -17,31 +17,31 @@ from mlmlib._checks import number, whole
 from mlmlib.exercises._common import Verdict, _check_count, _check_number, _no, _yes
 
 
-def bert_parameter_count(vocab_size: int, hidden: int, layers: int, intermediate: int,
+def bert_parameter_count(vocab_size: int, hidden_size: int, layers: int, intermediate: int,
                          max_position: int, type_vocab: int = 2) -> int:
     """The number of weights in a BERT masked-LM model (tied decoder, no pooler)."""
-    for name, value in (("vocab_size", vocab_size), ("hidden", hidden), ("layers", layers),
-                        ("intermediate", intermediate), ("max_position", max_position),
-                        ("type_vocab", type_vocab)):
+    for name, value in (("vocab_size", vocab_size), ("hidden_size", hidden_size),
+                        ("layers", layers), ("intermediate", intermediate),
+                        ("max_position", max_position), ("type_vocab", type_vocab)):
         whole(value, name, least=1)
-    d, i = hidden, intermediate
+    d, i = hidden_size, intermediate
     embeddings = (vocab_size + max_position + type_vocab) * d + 2 * d  # + LayerNorm
     block = (3 * d * d + 3 * d) + (d * d + d) + 2 * d + (d * i + i) + (i * d + d) + 2 * d
     head = (d * d + d) + 2 * d + vocab_size  # dense, LayerNorm, the bias b_v
     return embeddings + layers * block + head
 
 
-def check_parameter_count(answer, vocab_size: int, hidden: int, layers: int,
+def check_parameter_count(answer, vocab_size: int, hidden_size: int, layers: int,
                           intermediate: int, max_position: int) -> Verdict:
     """Check a number: how many weights a BERT masked-LM model of this shape has."""
-    expected = bert_parameter_count(vocab_size, hidden, layers, intermediate, max_position)
-    d, i = hidden, intermediate
+    expected = bert_parameter_count(vocab_size, hidden_size, layers, intermediate, max_position)
+    d, i = hidden_size, intermediate
     biases = (layers * (3 * d + d + i + d) + d)
     mistakes = {
         vocab_size * d: "the decoder shares its weights with the word embeddings (tied): "
                         "count them once",
         -biases: "every dense layer has a bias as well as weights",
-        -(max_position * d): "the position embeddings have max_position x hidden weights too",
+        -(max_position * d): "the position embeddings have max_position x hidden_size weights too",
         -layers * 4 * d: "each block has two LayerNorms, each with a weight and a bias per "
                          "dimension",
         -vocab_size: "the head adds one bias b_v per word",

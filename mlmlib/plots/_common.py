@@ -35,7 +35,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from mlmlib._checks import flag, indices, items, kind, mapping, numbers
+from mlmlib._checks import kind
 
 # Okabe & Ito (2008), "Color Universal Design": safe for the common colour-vision deficiencies.
 OKABE_ITO = {
@@ -117,19 +117,6 @@ def _single_axes(ax, size: tuple[float, float]):
         return fig, fig.subplots()
     ax = _given_axes(ax, 1)[0]
     return ax.figure, ax
-
-
-# The input checks the figures share are mlmlib._checks' (items, numbers, mapping, indices,
-# flag). These old names stay, with their old signatures, only for mlmlib.widgets until it
-# imports those: remove them then.
-_flag, _mapping, _numbers = flag, mapping, numbers
-_labels = functools.partial(items, what="words or names", empty=False)
-
-
-def _positions(positions, n: int, name: str,
-               phrase: str = "position {p} is outside the {n}-token row") -> list:
-    """:func:`mlmlib._checks.indices` under its old name and signature (for the widgets)."""
-    return indices(positions, name, n, phrase="{name}: " + phrase + " (positions are 0..{last})")
 
 
 # ---------------------------------------------------------------------- alt text

@@ -24,7 +24,7 @@ corpora (:mod:`mlmlib.corpora`, :mod:`mlmlib.toyworld`).
 >>> Recipe(rate=0)
 Traceback (most recent call last):
 ...
-ValueError: rate must lie in (0, 1]: the share of tokens to predict, got 0.0
+ValueError: rate (the share of tokens to predict) must be a number in (0, 1], got 0
 """
 
 from mlmlib.train.checkpoint import CheckpointError, read_checkpoint

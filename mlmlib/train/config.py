@@ -13,46 +13,23 @@ toy world.
 Does not: train (:mod:`mlmlib.train.trainer`), build a model or an optimizer
 (:mod:`mlmlib.train.setup`) or make data (:mod:`mlmlib.train.data`).
 
->>> Recipe(clip=0)
+>>> Recipe(rate=0)
 Traceback (most recent call last):
 ...
-ValueError: clip must be positive (the largest gradient norm; math.inf turns clipping off), got 0.0
+ValueError: rate (the share of tokens to predict) must be a number in (0, 1], got 0
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 import os
 from dataclasses import dataclass, fields
-from pathlib import Path
 
+from mlmlib._checks import flag, kind, number, one_of, pathlike, probability, whole
 from mlmlib.masking import RULES
 from mlmlib.model import BertConfig
 
 __all__ = ["Recipe", "RunOptions", "toy_recipe"]
-
-
-def _whole(name: str, value, least: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be a whole number, got {value!r}")
-    if not least <= value < 2**63:
-        raise ValueError(f"{name} must be at least {least} (and below 2**63), got {value}")
-    return int(value)  # a NumPy integer becomes a Python int: checkpoints store plain values
-
-
-def _real(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    if math.isnan(value):
-        raise ValueError(f"{name} must be a number, got NaN")
-    return float(value)
-
-
-def _flag(name: str, value) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
-    return value
 
 
 @dataclass
@@ -71,32 +48,26 @@ class Recipe:
     rule: str = "bernoulli"  # how M is chosen (see mlmlib.masking)
     seed: int = 0  # fixes the data order, the masks and dropout (the model's weights: its own)
 
-    def __post_init__(self):
-        for name, least in (("steps", 1), ("batch_size", 1), ("warmup", 0), ("seed", 0)):
-            setattr(self, name, _whole(name, getattr(self, name), least))
+    def __post_init__(self):  # each setting a plain int or float, or refused
+        self.steps, self.batch_size = whole(self.steps, "steps", 1), whole(self.batch_size,
+                                                                           "batch_size", 1)
+        self.warmup = whole(self.warmup, "warmup", 0)
+        self.seed = whole(self.seed, "seed (it must fit in 64 bits)", 0, 2**63 - 1)
         if self.warmup > self.steps:
             raise ValueError(f"warmup ({self.warmup} steps) is longer than the run ({self.steps} "
                              "steps): the learning rate would never reach its peak; lower warmup")
-        for name in ("lr", "weight_decay", "clip", "rate", "mask_prob", "random_prob"):
-            setattr(self, name, _real(name, getattr(self, name)))  # NumPy floats: plain floats
-        if not 0 < self.lr < math.inf:
-            raise ValueError(f"lr must be a positive, finite learning rate, got {self.lr}")
-        if not 0 <= self.weight_decay < math.inf:
-            raise ValueError(f"weight_decay must be 0 or more and finite, got {self.weight_decay}")
-        if not self.clip > 0:
-            raise ValueError("clip must be positive (the largest gradient norm; math.inf turns "
-                             f"clipping off), got {self.clip}")
-        if not 0 < self.rate <= 1:
-            raise ValueError(f"rate must lie in (0, 1]: the share of tokens to predict, got "
-                             f"{self.rate}")
-        for name in ("mask_prob", "random_prob"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise ValueError(f"{name} must lie in [0, 1], got {getattr(self, name)}")
+        self.lr = number(self.lr, "lr", 0, above=True)
+        self.weight_decay = number(self.weight_decay, "weight_decay", 0)
+        self.clip = math.inf if self.clip == math.inf else number(
+            self.clip, "clip (the largest gradient norm; math.inf turns clipping off)", 0,
+            above=True)
+        self.rate = number(self.rate, "rate (the share of tokens to predict)", 0, 1, above=True)
+        self.mask_prob = probability(self.mask_prob, "mask_prob")
+        self.random_prob = probability(self.random_prob, "random_prob")
         if self.mask_prob + self.random_prob > 1:
             raise ValueError(f"mask_prob + random_prob = {self.mask_prob + self.random_prob:g} "
                              "is more than 1")
-        if self.rule not in RULES:
-            raise ValueError(f"rule must be one of {RULES}, got {self.rule!r}")
+        one_of(self.rule, "rule", RULES)
 
 
 @dataclass
@@ -114,18 +85,14 @@ class RunOptions:
     quiet: bool = False  # no progress bar
 
     def __post_init__(self):
-        for name, least in (("eval_every", 1), ("checkpoint_every", 0), ("keep_checkpoints", 1)):
-            setattr(self, name, _whole(name, getattr(self, name), least))
+        self.eval_every = whole(self.eval_every, "eval_every", 1)
+        self.checkpoint_every = whole(self.checkpoint_every, "checkpoint_every", 0)
+        self.keep_checkpoints = whole(self.keep_checkpoints, "keep_checkpoints", 1)
         for name in ("resume", "allow_changes", "bf16", "quiet"):
-            _flag(name, getattr(self, name))
-        if not isinstance(self.device, str):
-            raise TypeError(f"device must be a name such as 'auto', 'cpu' or 'cuda', got "
-                            f"{self.device!r}")
-        if self.out_dir is not None and not isinstance(self.out_dir, str | os.PathLike):
-            raise TypeError(f"out_dir must be a folder's path (str or Path), got "
-                            f"{self.out_dir!r}")
+            flag(getattr(self, name), name)
+        kind(self.device, "device", str, "a name such as 'auto', 'cpu' or 'cuda'")
         if self.out_dir is not None:
-            self.out_dir = Path(self.out_dir)
+            self.out_dir = pathlike(self.out_dir, "out_dir (a folder)")
         if self.resume and self.out_dir is None:
             raise ValueError("resume=True needs out_dir, the folder that holds the checkpoints")
         if self.allow_changes and not self.resume:

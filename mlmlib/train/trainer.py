@@ -40,6 +40,7 @@ import torch
 import torch.distributed as dist
 from tqdm.auto import tqdm
 
+from mlmlib._checks import kind
 from mlmlib.constants import IGNORE_INDEX
 from mlmlib.corpora import Batch, mask_batch
 from mlmlib.loss import nsp_loss
@@ -57,9 +58,8 @@ class DivergedError(FloatingPointError):
 
 def _protocol(model) -> None:
     """``model`` meets the masked-LM protocol as far as can be seen before a call."""
-    if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module that meets the masked-LM protocol "
-                        f"(MiniBert, or mlmlib.hf.masked_lm(...)), got {type(model).__name__}")
+    kind(model, "model", torch.nn.Module, "a torch.nn.Module that meets the masked-LM protocol "
+         "(MiniBert, or mlmlib.hf.masked_lm(...))")
     config = getattr(model, "config", None)
     if not all(hasattr(config, name) for name in ("vocab_size", "max_position", "nsp")):
         raise TypeError(f"model.config must say the model's vocab_size, max_position and nsp "
@@ -74,10 +74,9 @@ class Trainer:
         self.recipe = Recipe() if recipe is None else recipe
         self.run = RunOptions() if run is None else run
         _protocol(model)
-        for name, value, kind in (("data", data, TrainData), ("recipe", self.recipe, Recipe),
-                                  ("run", self.run, RunOptions)):
-            if not isinstance(value, kind):
-                raise TypeError(f"{name} must be a {kind.__name__}, got {type(value).__name__}")
+        kind(data, "data", TrainData)
+        kind(self.recipe, "recipe", Recipe)
+        kind(self.run, "run", RunOptions)
         self.model, self.data = model, data
         self._check_fit()
         self.processes = start_processes(pick_device(self.run.device))

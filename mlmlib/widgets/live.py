@@ -61,16 +61,9 @@ from pathlib import Path
 from matplotlib.figure import Figure
 
 from mlmlib import plots
+from mlmlib._checks import indices, items, mapping, numbers
 from mlmlib.masking import mask_positions
-from mlmlib.plots._common import (
-    OTHER_COLOUR,
-    TRUTH_COLOUR,
-    _labels,
-    _mapping,
-    _numbers,
-    _plain,
-    _positions,
-)
+from mlmlib.plots._common import OTHER_COLOUR, TRUTH_COLOUR, _plain
 from mlmlib.plots.walkthrough import (
     BAR_HEADROOM,
     DIAL_BANDS,
@@ -93,6 +86,9 @@ from mlmlib.toyworld import ToyWorld
 __all__ = ["MODULES", "LiveFigure", "live_dial", "live_edge_cases", "live_mask", "live_neg_log",
            "live_posterior", "live_softmax", "live_tower", "read_sentence", "script",
            "script_hash"]
+
+#: The message for a position outside the sentence, where the reader hides words.
+HIDE_OUTSIDE = "{name}: cannot hide position {p} of a {n}-token sentence (positions are 0..{last})"
 
 #: The colours the page draws with: the plotting functions' own (Okabe-Ito), and two for the
 #: page's buttons: a pressed one's background (vermillion darkened, so that white text on it
@@ -232,9 +228,8 @@ class LiveFigure:
 def live_mask(tokens: Sequence[str], hidden: Sequence[int] = (),
               mask_token: str = "[MASK]") -> LiveFigure:
     """Buttons that hide and reveal ``tokens`` (positions from 0); the reads and the answers."""
-    tokens = _labels(tokens, "tokens", text=True)
-    hidden = sorted(set(_positions(hidden, len(tokens), "hidden",
-                                   "cannot hide position {p} of a {n}-token sentence")))
+    tokens = items(tokens, "tokens", "words or names", text=True, empty=False)
+    hidden = sorted(set(indices(hidden, "hidden", len(tokens), phrase=HIDE_OUTSIDE)))
     mask_positions(tokens, hidden, mask_token=mask_token)  # the library's checks, once
     return LiveFigure({"kind": "mask", "tokens": tokens, "hidden": hidden,
                        "mask_token": mask_token, "rows": [plain for _, plain in ROW_TITLES]},
@@ -244,7 +239,7 @@ def live_mask(tokens: Sequence[str], hidden: Sequence[int] = (),
 
 def live_dial(p: float, label: str = "P(truth)") -> LiveFigure:
     """A slider for the probability of the truth, on Step 3's dial."""
-    p = _on_steps(float(_numbers(p, "p (a probability)", 0, 1, ndim=0)), P_STEP, "p")
+    p = _on_steps(float(numbers(p, "p (a probability)", 0, 1, ndim=0)), P_STEP, "p")
     if not isinstance(label, str):
         raise TypeError(f"label must be a string such as 'P(cat)', got {label!r}")
     return LiveFigure({"kind": "dial", "sliders": [_slider("p", label, 0, 1, P_STEP, p)],
@@ -258,8 +253,8 @@ def live_softmax(scores: Sequence[float], words: Sequence[str],
                  truth: str | None = None) -> LiveFigure:
     """A slider per word's score (-5 to 5, further when a score is); softmax's three stages."""
     scores = [_on_steps(float(s), SCORE_STEP, "a score")
-              for s in _numbers(scores, "scores", -50, 50, ndim=1)]
-    words = _labels(words, "words", unique=True, text=True)
+              for s in numbers(scores, "scores", -50, 50, ndim=1)]
+    words = items(words, "words", "words or names", text=True, empty=False, unique=True)
     if len(scores) != len(words):
         raise ValueError(f"{len(words)} words but {len(scores)} scores")
     if truth is not None and truth not in words:
@@ -276,11 +271,11 @@ def live_softmax(scores: Sequence[float], words: Sequence[str],
 
 def live_neg_log(p: float = 0.5, points: dict[str, float] | None = None) -> LiveFigure:
     """A slider for ``P(truth)`` from 0.001 to 1, shown on the curve ``-log p``."""
-    p = _on_steps(float(_numbers(p, "p (a probability)", NEG_LOG_P_MIN, 1, ndim=0)), P_STEP, "p")
-    points = _mapping(points, "points", "label -> p", empty=True)
+    p = _on_steps(float(numbers(p, "p (a probability)", NEG_LOG_P_MIN, 1, ndim=0)), P_STEP, "p")
+    points = mapping(points, "points", "label -> p", empty=True)
     if YOUR_P in points:
         raise ValueError(f"points cannot use the label {YOUR_P!r}: it names the slider's point")
-    points = {str(k): float(_numbers(v, f"point {k!r}: p", NEG_LOG_P_MIN, 1, ndim=0))
+    points = {str(k): float(numbers(v, f"point {k!r}: p", NEG_LOG_P_MIN, 1, ndim=0))
               for k, v in points.items()}
     return LiveFigure({"kind": "neglog", "sliders": [_slider("p", TRUTH_P, NEG_LOG_P_MIN, 1, P_STEP,
                                                              p)],
@@ -303,11 +298,10 @@ def live_tower(tokens: Sequence[str], probs: dict[int, float],
     the true word there; a word the reader hides later starts at ``NEW_SLOT_P`` (0.5). Each slot
     is named by its position and word, ``P(x₂ = fat)``, in the picture and on the page.
     """
-    tokens = _labels(tokens, "tokens", text=True)
-    probs = _mapping(probs, "probs", "position -> P(truth)", empty=True)
-    _positions(list(probs), len(tokens), "probs", "cannot hide position {p} of a {n}-token "
-               "sentence")
-    probs = {int(i): _on_steps(float(_numbers(p, f"P at position {i}", NEG_LOG_P_MIN, 1,
+    tokens = items(tokens, "tokens", "words or names", text=True, empty=False)
+    probs = mapping(probs, "probs", "position -> P(truth)", empty=True)
+    indices(list(probs), "probs", len(tokens), phrase=HIDE_OUTSIDE)
+    probs = {int(i): _on_steps(float(numbers(p, f"P at position {i}", NEG_LOG_P_MIN, 1,
                                               ndim=0)), P_STEP, f"P at position {i}")
              for i, p in sorted(probs.items())}
     mask_positions(tokens, list(probs), mask_token=mask_token)  # the same checks
@@ -334,7 +328,7 @@ def live_edge_cases(k: int = 3, log10p: float = -10.0) -> LiveFigure:
         raise ValueError(f"k (the number of masked slots) must be a whole number from 0 to "
                          f"{MAX_SLOTS}, got {k!r}")
     lowest = round(math.log10(EDGE_P_MIN))
-    log10p = _on_steps(float(_numbers(log10p, "log10p", lowest, 0, ndim=0)), LOG10P_STEP,
+    log10p = _on_steps(float(numbers(log10p, "log10p", lowest, 0, ndim=0)), LOG10P_STEP,
                        "log10p")
     sliders = [_slider("k", "masked slots |M|", 0, MAX_SLOTS, 1, k),
                _slider("log10p", f"{TRUTH_P} = 10^", lowest, 0, LOG10P_STEP, log10p)]
