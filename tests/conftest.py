@@ -1,4 +1,6 @@
-"""Shared test helpers: ``refuses``, the check behind every bad-input case.
+"""Shared test helpers: ``refuses``, the check behind every bad-input case; the browser
+(``chromium``) and ``unavailable`` for the tests that need it or the built book; the toy world
+and ``make_trainer`` for the trainer's tests.
 
 A bad-input case is ``refuses(call, error, *words)``: calling ``call()`` must raise ``error``
 (a ``ValueError``/``TypeError`` subclass, say), from a line inside mlmlib itself (not from deep
@@ -7,6 +9,8 @@ appears in it (case-insensitive). The bad-input suites are the tests named ``tes
 ``pytest -k bad_input`` runs them all.
 """
 
+import os
+import shutil
 from dataclasses import fields
 from pathlib import Path
 
@@ -17,6 +21,41 @@ from mlmlib.toyworld import ToyWorld
 from mlmlib.train import Recipe, RunOptions, Trainer, toy_data
 
 LIB = Path(__file__).resolve().parent.parent / "mlmlib"
+# CI (.ci/run) installs Chromium and sets this: a missing browser or build is then a failure
+REQUIRED = os.environ.get("MLM_REQUIRE_BROWSER") == "1"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync"]
+
+
+def _unavailable(reason: str):
+    if REQUIRED:
+        pytest.fail(f"{reason} (MLM_REQUIRE_BROWSER=1 makes this a failure)")
+    pytest.skip(f"{reason}; skipped here (CI installs Chromium, builds the book and runs it)")
+
+
+@pytest.fixture(scope="session")
+def unavailable():
+    """``unavailable(reason)``: skip a test that needs the browser or the built book, saying
+    why; under CI (``MLM_REQUIRE_BROWSER=1``) fail instead."""
+    return _unavailable
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """Headless Chromium (Debian's), driven by Playwright; the browser tests share one."""
+    executable = os.environ.get("CHROMIUM") or shutil.which("chromium") or \
+        shutil.which("chromium-browser")
+    if not executable:
+        _unavailable("no Chromium found (Debian: apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("Playwright is not installed (pip install -e '.[test]')")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        yield browser
+        browser.close()
 
 
 def _refuses(call, error, *words, inside_mlmlib=True):

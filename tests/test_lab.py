@@ -12,7 +12,6 @@ but not the solutions' gating across cells: a solution's code cell stays a visib
 
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -26,7 +25,6 @@ import pytest
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 ROOT = Path(__file__).resolve().parent.parent
-REQUIRED = os.environ.get("MLM_REQUIRE_BROWSER") == "1"
 TOKEN = "mlm-test-token"
 CHAPTER = "worked_a_standard_mask.ipynb"  # exercises 9 and 10, three recall questions
 
@@ -105,22 +103,6 @@ def test_make_lab_serves_the_chapters_and_both_editions_from_one_root(lab):
     assert status == 200 and b"JupyterLab" in page
     status, _ = lab.contents("notebooks/walkthrough_1_hide.ipynb", token=False)
     assert status == 403  # no token: refused
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    executable = os.environ.get("CHROMIUM") or shutil.which("chromium")
-    if not executable:
-        if REQUIRED:
-            pytest.fail("no Chromium found (MLM_REQUIRE_BROWSER=1 makes this a failure)")
-        pytest.skip("no Chromium found (Debian: apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable,
-                                    args=["--headless", "--no-sandbox", "--disable-gpu"])
-        yield browser
-        browser.close()
 
 
 def _open(browser, lab: Lab, path: str):

@@ -15,9 +15,6 @@ Without Chromium or Playwright these tests skip with a message; with ``MLM_REQUI
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import numpy as np
 import pytest
 
@@ -27,41 +24,24 @@ from mlmlib.widgets import live_posterior, read_sentence, script
 
 pytestmark = pytest.mark.browser
 
-REQUIRED = os.environ.get("MLM_REQUIRE_BROWSER") == "1"
 TOLERANCE = 1e-12  # relative
 N = 2000  # random inputs per function (the posterior: 1000 sentences, and 500 impossible ones)
 
 
-def _unavailable(reason: str):
-    if REQUIRED:
-        pytest.fail(f"{reason} (MLM_REQUIRE_BROWSER=1 makes this a failure)")
-    pytest.skip(f"{reason}; the browser tests are skipped (CI installs Chromium and runs them)")
-
-
 @pytest.fixture(scope="module")
-def page():
+def page(chromium):
     """A blank page that has run the live figures' script: window.mlmLive.maths."""
-    executable = os.environ.get("CHROMIUM") or shutil.which("chromium") or \
-        shutil.which("chromium-browser")
-    if not executable:
-        _unavailable("no Chromium found (Debian: apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("Playwright is not installed (pip install -e '.[test]')")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable,
-                                    args=["--headless", "--no-sandbox", "--disable-gpu"])
-        tab = browser.new_page()
-        errors = []
-        tab.on("pageerror", lambda e: errors.append(str(e)))
-        tab.set_content("<html><head></head><body></body></html>")
-        tab.add_script_tag(content=script())
-        assert tab.evaluate("Object.keys(window.mlmLive.maths).sort()") == [
-            "negLog", "posterior", "readSentence", "slotsLoss", "softmax", "sum"]
-        yield tab
-        assert not errors, errors
-        browser.close()
+    context = chromium.new_context()
+    tab = context.new_page()
+    errors = []
+    tab.on("pageerror", lambda e: errors.append(str(e)))
+    tab.set_content("<html><head></head><body></body></html>")
+    tab.add_script_tag(content=script())
+    assert tab.evaluate("Object.keys(window.mlmLive.maths).sort()") == [
+        "negLog", "posterior", "readSentence", "slotsLoss", "softmax", "sum"]
+    yield tab
+    assert not errors, errors
+    context.close()
 
 
 def _close(page_values, exact, what: str) -> None:

@@ -25,12 +25,12 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-import yaml
+
+from mlmlib.course.book import Book
 
 ROOT = Path(__file__).resolve().parent.parent
 HTML = ROOT / "_build" / "html"
 PDF = HTML / "mlm-course.pdf"
-REQUIRED = os.environ.get("MLM_REQUIRE_BROWSER") == "1"
 # The MyST a page shows when it was not rendered. The API reference is left out: it documents
 # mlmlib.course, whose functions read MyST, so it quotes that markup on purpose.
 RAW = ["$$", "```{", "{doc}"]
@@ -39,27 +39,9 @@ ANSWERS = "Solutions and answers"  # tools/book_pdf.js: where the solutions go
 pytestmark = pytest.mark.browser  # the PDF exists where Chromium printed it
 
 
-def _unavailable(reason: str):
-    if REQUIRED:
-        pytest.fail(f"{reason} (MLM_REQUIRE_BROWSER=1 makes this a failure)")
-    pytest.skip(f"{reason}; the PDF test is skipped (CI installs Chromium and builds it)")
-
-
 def toc_pages() -> list[str]:
     """Every page of _toc.yml, in reading order, as paths without suffix."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    pages = [toc["root"]]
-
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                pages.append(entry["file"])
-            walk(entry.get("sections"))
-            walk(entry.get("chapters"))
-
-    walk(toc.get("parts"))
-    walk(toc.get("chapters"))
-    return pages
+    return Book(ROOT).pages
 
 
 def _markdown(page: str) -> str:
@@ -94,9 +76,9 @@ def _squash(text: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def reader():
+def reader(unavailable):
     if not PDF.exists():
-        _unavailable(f"no PDF at {PDF.relative_to(ROOT)} (make book prints it with Chromium)")
+        unavailable(f"no PDF at {PDF.relative_to(ROOT)} (make book prints it with Chromium)")
     from pypdf import PdfReader
 
     return PdfReader(PDF)
@@ -214,7 +196,7 @@ def test_no_markup_is_left_as_source(texts):
 
 def test_bookmarks_name_the_parts_and_chapters(bookmarks):
     titles = [_squash(t) for _, t, _ in bookmarks]
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    toc = Book(ROOT).toc
     top = {t for d, t, _ in bookmarks if d == 0}
     for part in toc.get("parts", []):
         assert part["caption"] in top, f"no top-level bookmark for the part {part['caption']!r}"
