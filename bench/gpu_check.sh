@@ -64,7 +64,7 @@ if "$PY" -c "import xdist" 2>/dev/null; then XDIST=(-n 12); fi
 
 missing=$("$PY" -c "
 import importlib.util
-need = ['torch', 'numpy', 'matplotlib', 'ipywidgets', 'tqdm', 'transformers', 'pytest',
+need = ['torch', 'numpy', 'matplotlib', 'tqdm', 'transformers', 'pytest',
         'hypothesis']  # pyproject.toml's dependencies and what the tests import
 print(' '.join(n for n in need if importlib.util.find_spec(n) is None))")
 if [ -n "$missing" ]; then  # said at the start, not found out by an import error half-way
