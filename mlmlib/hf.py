@@ -387,10 +387,12 @@ class HFMaskedLM(torch.nn.Module):
 
     It meets the trainer's masked-LM protocol (:mod:`mlmlib.train.setup`): ``config`` is the
     :class:`~mlmlib.model.BertConfig` it was made from, and a call returns a
-    :class:`~mlmlib.model.BertOutput` whose ``logits`` are the scores of the masked positions
-    only and whose ``loss`` is their mean ``-log P``. Hugging Face scores every position, as it
-    does in its own training (that work stays part of its time); only the masked rows are
-    handed back. ``bert`` is the ``BertForMaskedLM`` itself.
+    :class:`~mlmlib.model.BertOutput` whose ``logits``, when ``labels`` are given, are the
+    scores of the masked positions only (every position's without labels) and whose ``loss``
+    is their mean ``-log P``: 0 when no position is masked, as MiniBert's (Hugging Face's own
+    mean over nothing is NaN, which the trainer would take for a diverged run). Hugging Face
+    scores every position, as it does in its own training (that work stays part of its time);
+    only the masked rows are handed back. ``bert`` is the ``BertForMaskedLM`` itself.
     """
 
     def __init__(self, config: BertConfig, seed: int = 0):
@@ -404,16 +406,19 @@ class HFMaskedLM(torch.nn.Module):
             raise ValueError(f"Hugging Face's BertForMaskedLM has no variant with "
                              f"{', '.join(off)} changed: use mlmlib's MiniBert for those")
         self.config = config
-        with torch.random.fork_rng(devices=[]):  # its weights come from the global generator:
-            torch.manual_seed(seed)  # seeded here, and the caller's generator is left as it was
-            self.bert = _transformers().BertForMaskedLM(_hf_config(config))
+        with torch.random.fork_rng(devices=[]):  # its weights come from the global CPU
+            torch.random.default_generator.manual_seed(seed)  # generator: seeded here, and
+            self.bert = _transformers().BertForMaskedLM(_hf_config(config))  # left as it was
 
     def forward(self, input_ids, attention_mask=None, token_type_ids=None, labels=None):
         """Hugging Face's forward pass; the scores of the masked positions and their loss."""
         out = self.bert(input_ids=input_ids, attention_mask=attention_mask,
                         token_type_ids=token_type_ids, labels=labels)
-        logits = out.logits if labels is None else out.logits[labels != IGNORE_INDEX]
-        return BertOutput(logits, out.loss)
+        if labels is None:
+            return BertOutput(out.logits, None)
+        masked = labels != IGNORE_INDEX
+        loss = out.loss if bool(masked.any()) else out.logits.sum() * 0.0  # an empty M: 0
+        return BertOutput(out.logits[masked], loss)
 
 
 def masked_lm(config: BertConfig, seed: int = 0) -> HFMaskedLM:

@@ -289,6 +289,7 @@ def test_cuda_asked_for_without_cuda(refuses):
     refuses(lambda: pick_device("cuda"), ValueError, "cuda", "not available")
 
 
+# the toy world's option first: a case with text data leaves it out
 SMALL = ["--train-sentences", "200", "--hidden-size", "16", "--num-heads", "2",
          "--num-layers", "1", "--batch-size", "8", "--steps", "2", "--warmup", "1",
          "--eval-every", "1", "--quiet"]
@@ -318,6 +319,9 @@ CLI = {
     "heads-not-divisor": (["--num-heads", "3"], "multiple"),
     "dropout": (["--dropout", "1.5"], "dropout"), "max-len": (["--max-len", "2"], "--max-len"),
     "train-sentences-0": (["--train-sentences", "0"], "--train-sentences"),
+    "vocab-size-for-toy": (["--vocab-size", "500"], "--vocab-size", "does not apply", "toy"),
+    "train-sentences-for-text": (["--data", "python-docs", "--train-sentences", "5"],
+                                 "--train-sentences", "does not apply"),
     "batch-bigger-than-data": (["--batch-size", "64", "--train-sentences", "10"],
                                "training set"),
     "data-empty": (["--data", ""], "--data"),
@@ -336,7 +340,9 @@ def test_bad_input_cli(capsys, tmp_path, toy, name):
         assert main([*SMALL, "--out", str(folders["run"])]) == 0
         capsys.readouterr()
     args = [a.format(**{k: str(v) for k, v in folders.items()}) for a in args]
-    assert main([*SMALL, *args]) == 1
+    small = SMALL if "--data" not in args or name.endswith("-for-text") else \
+        SMALL[2:]  # --train-sentences is the toy world's: text data refuses it
+    assert main([*small, *args]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: ") and len(err.splitlines()) == 1, err
     missing = [w for w in words if w.lower() not in err.lower()]

@@ -3,10 +3,11 @@
 Does: read ``_config.yml``, ``_toc.yml``, the pages and ``book/references.bib`` of a clone of
 the course, and answer what an edition of the chapters needs to know about the published book:
 the pages in reading order, each page's title, the number the site gives each exercise and each
-figure (Sphinx numbers both in one sequence across the whole book, in reading order), the site's
-address (``html.baseurl``, or GitHub Pages' address for ``repository.url``: a fork changes the
-repository in one place and both follow) and a citation's author-year text. Nothing is stored:
-the numbers are derived from the pages each time, so they follow when chapters move.
+figure (Sphinx numbers each kind in its own sequence across the whole book, in reading order),
+the site's address (``html.baseurl``, or GitHub Pages' address for ``repository.url``: a fork
+changes the repository in one place and both follow) and a citation's author-year text.
+Nothing is stored: the numbers are derived from the pages each time, so they follow when
+chapters move.
 
 Does not: build anything, or read the built site (``tests/test_editions.py`` checks that the
 numbers derived here are the ones the built site shows).

@@ -60,6 +60,7 @@ import contextlib
 import csv
 import html
 import io
+import re
 import sys
 import tempfile
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -72,7 +73,7 @@ from mlmlib.course._grading import IMPORT, MAX_BYTES, Submission
 from mlmlib.course._templates import templates
 from mlmlib.course.book import Book
 
-__all__ = ["MAX_BYTES", "Gradebook", "Row", "grade", "main", "write_gradebook"]
+__all__ = ["MAX_BYTES", "Gradebook", "Row", "chapter_name", "grade", "main", "write_gradebook"]
 
 STATES = ("right", "wrong", "not answered", "error")
 
@@ -196,6 +197,18 @@ def _settings(submissions, timeout, jobs) -> tuple[Path, float, int]:
     return submissions, number(timeout, "timeout", 0, above=True), whole(jobs, "jobs", least=1)
 
 
+def chapter_name(filename: str) -> str:
+    """The chapter a submitted file's name stands for: what Colab and browsers add to a
+    download (``Copy of ...``, `` (1)``, ``-2``) taken off.
+
+    >>> chapter_name("Copy of worked_a_standard_mask (1).ipynb")
+    'worked_a_standard_mask'
+    """
+    stem = Path(filename).stem.strip()
+    stem = re.sub(r"^(Copy of )+", "", stem)  # Colab's "Save a copy in Drive"
+    return re.sub(r"(\s*\(\d+\)|-\d+)$", "", stem).strip()  # a browser's repeat download
+
+
 def _students(submissions: Path, book: Book, pages: dict[str, str]
               ) -> tuple[list[Row], dict[str, list[tuple[Submission, Path]]], list[str]]:
     """Each student's row, their chapters' notebooks, and warnings about the folder."""
@@ -213,15 +226,21 @@ def _students(submissions: Path, book: Book, pages: dict[str, str]
                   else ["no notebook (.ipynb) in the folder"])
         rows.append(row)
         mine[row.student] = []
+        seen = {}
         for f in files:
+            name = chapter_name(f.name)
             if f.suffix != ".ipynb" or not f.is_file():
                 row.notes.append(f"{f.name}: not a notebook (.ipynb); not graded")
-            elif f.stem not in pages:
+            elif name not in pages:
                 row.notes.append(f"{f.name}: not a chapter of the course; not graded")
-            elif not book.exercises(pages[f.stem]):
+            elif not book.exercises(pages[name]):
                 row.notes.append(f"{f.name}: a chapter without exercises; nothing to grade")
+            elif name in seen:
+                row.notes.append(f"{f.name}: a second file for {name} (after {seen[name]}); "
+                                 "not graded: hand in one")
             else:
-                mine[row.student].append((Submission(row.student, f.name, f.stem), f))
+                seen[name] = f.name
+                mine[row.student].append((Submission(row.student, f.name, name), f))
     return rows, mine, warnings
 
 

@@ -12,7 +12,8 @@ module per part of the job; every name is importable from ``mlmlib.train`` itsel
 * :mod:`mlmlib.train.data` - ``TrainData``, the evaluation protocol ``eval_batch``,
   ``toy_data`` and ``text_data``.
 * :mod:`mlmlib.train.trainer` - ``Trainer(model, data, recipe, run)``: the training step,
-  the evaluation and ``fit``, a stop with ``DivergedError`` when the loss turns NaN.
+  the evaluation and ``fit``, a stop with ``DivergedError`` when the loss or the gradient turns
+  NaN or infinite.
 * :mod:`mlmlib.train.checkpoint` - a run saved and restored exactly, in checksummed, atomic
   files (``CheckpointError`` for a damaged one).
 * :mod:`mlmlib.train.cli` - the command line: ``python -m mlmlib.train --help``.
@@ -30,9 +31,9 @@ ValueError: rate (the share of tokens to predict) must be a number in (0, 1], go
 from mlmlib.train.checkpoint import CheckpointError, read_checkpoint
 from mlmlib.train.config import Recipe, RunOptions, toy_recipe
 from mlmlib.train.data import TrainData, eval_batch, text_data, toy_data
-from mlmlib.train.setup import build_model, configure_optimizer, pick_device
+from mlmlib.train.setup import build_model, configure_optimizer, pick_device, start_processes
 from mlmlib.train.trainer import DivergedError, Trainer
 
 __all__ = ["CheckpointError", "DivergedError", "Recipe", "RunOptions", "TrainData", "Trainer",
            "build_model", "configure_optimizer", "eval_batch", "pick_device", "read_checkpoint",
-           "text_data", "toy_data", "toy_recipe"]
+           "start_processes", "text_data", "toy_data", "toy_recipe"]

@@ -23,9 +23,10 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from dataclasses import MISSING, fields
+from dataclasses import MISSING, asdict, fields
 from pathlib import Path
 
+from mlmlib.masking import RULES
 from mlmlib.model import BertConfig
 from mlmlib.train.config import Recipe, RunOptions, toy_recipe
 from mlmlib.train.data import text_data, toy_data
@@ -36,6 +37,18 @@ __all__ = ["main"]
 
 FIXED_BY_DATA = ("vocab_size", "max_position")  # the model's fields the data decides
 SETTINGS = {"model": BertConfig, "recipe": Recipe, "run": RunOptions}
+ALIASES = {"out_dir": ["--out"]}  # the README's and the error messages' shorter spelling
+MORE_HELP = {"rule": f"one of {', '.join(RULES)}", "clip": "inf turns clipping off",
+             "checkpoint_every": "with --out, every evaluation unless given",
+             "intermediate_size": "text data: 4 x --hidden-size when that is given"}
+
+
+def _defaults() -> dict[str, dict[str, object]]:
+    """Each field's default by data: the toy world's recipe, and the classes' own (text)."""
+    model, recipe = toy_recipe(vocab_size=2, max_position=2)  # the sizes come from the data
+    toy = {**asdict(model), **asdict(recipe)}
+    text = {**asdict(BertConfig()), **asdict(Recipe())}
+    return {name: {"toy": toy[name], "text": text[name]} for name in toy}
 
 
 def _comment(cls, name: str) -> str:
@@ -57,25 +70,36 @@ def _parser() -> argparse.ArgumentParser:
     data = p.add_argument_group("data")
     data.add_argument("--data", default="toy",
                       help="'toy' (the toy world), 'python-docs', or a .txt file (split into its "
-                           "paragraphs) or a folder of .txt files")
-    data.add_argument("--vocab-size", type=int, default=2000,
-                      help="WordPiece vocabulary for text data")
-    data.add_argument("--max-len", type=int, default=64, help="tokens per row for text data")
-    data.add_argument("--train-sentences", type=int, default=20000,
-                      help="toy-world training sentences")
+                           "paragraphs) or a folder of .txt files (default: toy)")
+    data.add_argument("--vocab-size", type=int, default=None,
+                      help="text data: the WordPiece vocabulary (default: 2000)")
+    data.add_argument("--max-len", type=int, default=None,
+                      help="text data: tokens per row (default: 64)")
+    data.add_argument("--train-sentences", type=int, default=None,
+                      help="the toy world: training sentences (default: 20000)")
+    by_data = _defaults()
     for group, cls in SETTINGS.items():
-        args = p.add_argument_group(f"{group} ({cls.__name__})")
+        args = p.add_argument_group(f"{group} ({cls.__name__}): the defaults follow the data")
         for f in fields(cls):
             if group == "model" and f.name in FIXED_BY_DATA:
                 continue
             flag, default = f"--{f.name.replace('_', '-')}", f.default
+            said = [_comment(cls, f.name), MORE_HELP.get(f.name, "")]
+            if f.name in by_data:
+                toy, text = ({True: "on", False: "off"}.get(by_data[f.name][d], by_data[f.name][d])
+                             for d in ("toy", "text"))
+                said.append(f"default: {toy}" if toy == text else f"toy: {toy}, text: {text}")
+            elif default not in (None, MISSING):
+                shown = {True: "on", False: "off"}.get(default, default)
+                said.append(f"default: {shown}")
             common = {"dest": f"{group}.{f.name}", "default": argparse.SUPPRESS,
-                      "help": _comment(cls, f.name)}
+                      "help": "; ".join(x for x in said if x)}
+            flags = [flag, *ALIASES.get(f.name, [])]
             if isinstance(default, bool):
-                args.add_argument(flag, action=argparse.BooleanOptionalAction, **common)
+                args.add_argument(*flags, action=argparse.BooleanOptionalAction, **common)
             else:
                 kind = str if default is None or default is MISSING else type(default)
-                args.add_argument(flag, type=kind, **common)
+                args.add_argument(*flags, type=kind, metavar=f.name.upper(), **common)
     p.add_argument("--debug", action="store_true", help="show the traceback of an error")
     return p
 
@@ -86,10 +110,18 @@ def _given(args, group: str) -> dict:
 
 
 def _check_data_args(args) -> None:
-    for flag, least in (("vocab_size", 1), ("max_len", 3), ("train_sentences", 1)):
+    toy = args.data == "toy"
+    for flag, least, default, applies in (("vocab_size", 1, 2000, not toy),
+                                          ("max_len", 3, 64, not toy),
+                                          ("train_sentences", 1, 20000, toy)):
+        option = f"--{flag.replace('_', '-')}"
+        if getattr(args, flag) is None:
+            setattr(args, flag, default)
+        elif not applies:
+            raise ValueError(f"{option} does not apply to --data {args.data}: it is for "
+                             f"{'text' if toy else 'the toy world'}")
         if getattr(args, flag) < least:
-            raise ValueError(f"--{flag.replace('_', '-')} must be at least {least}, got "
-                             f"{getattr(args, flag)}")
+            raise ValueError(f"{option} must be at least {least}, got {getattr(args, flag)}")
     if args.data not in ("toy", "python-docs") and (not args.data
                                                      or not Path(args.data).exists()):
         raise ValueError(f"--data must be 'toy', 'python-docs', or a .txt file or folder; "

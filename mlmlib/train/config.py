@@ -46,7 +46,7 @@ class Recipe:
     mask_prob: float = 0.8  # of those, written as [MASK]
     random_prob: float = 0.1  # replaced by a random word (the rest stay unchanged)
     rule: str = "bernoulli"  # how M is chosen (see mlmlib.masking)
-    seed: int = 0  # fixes the data order, the masks and dropout (the model's weights: its own)
+    seed: int = 0  # fixes the data order, the masks and dropout (the command line: the weights too)
 
     def __post_init__(self):  # each setting a plain int or float, or refused
         self.steps, self.batch_size = whole(self.steps, "steps", 1), whole(self.batch_size,

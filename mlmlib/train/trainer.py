@@ -15,7 +15,9 @@ so the gradient equals the single-process one.
 Randomness is the run's own: the batches and masks come from a generator seeded by the recipe,
 and dropout draws from a state the trainer keeps (seeded by the recipe and the process's rank)
 and puts in place only around its own forward and backward passes, so the caller's global
-generator is left as it was, and a run gives the same numbers whatever the caller drew before.
+generator is left as it was, and a run gives the same numbers whatever the caller drew before
+(on the CPU and on CUDA; Apple MPS's dropout draws from MPS's own generator, which the trainer
+neither keeps nor restores, so a run there is neither isolated nor exactly resumable).
 
 It refuses to go wrong quietly: a loss or gradient that turns NaN or infinite stops the run with
 :class:`DivergedError` before the optimizer touches the weights (the last checkpoint stays the
@@ -123,7 +125,7 @@ class Trainer:
 
     def _seed_dropout(self) -> dict:
         """Dropout's own random state: seeded by the recipe and this process's rank."""
-        seed = self.recipe.seed * 1000 + self.rank
+        seed = (self.recipe.seed * 1000 + self.rank) % 2**63  # one stream per process
         state = {"cpu": torch.Generator().manual_seed(seed).get_state(), "cuda": None}
         if self.device.type == "cuda":
             with torch.random.fork_rng(devices=[self.device]):
