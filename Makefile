@@ -12,7 +12,8 @@ export PATH := $(BIN):$(PATH)
 BUILD_FLAGS := -n -W --keep-going
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: book test test-quick lint serve constraints clean student lab editions live-chapters
+.PHONY: book test test-quick lint serve constraints clean student lab editions live-chapters \
+        chapters
 
 # CONSTRAINTS=/dev/null installs the newest versions pyproject.toml's ranges allow instead of
 # the pins (the weekly workflow .github/workflows/newest.yml does, to catch upstream changes).
@@ -62,8 +63,15 @@ $(LIVE_STAMP): $(LIVE_SOURCES)
 ## the editions; run it after changing mlmlib/widgets (tests/test_widgets.py fails until then),
 ## and commit notebooks/ and editions/
 live-chapters: $(STAMP)
-	cd notebooks && for nb in $(notdir $(LIVE_CHAPTERS)); do \
-	    echo "live-chapters: $$nb"; \
+	$(MAKE) --no-print-directory -o $(STAMP) chapters CHAPTERS="$(LIVE_CHAPTERS)"
+
+## make chapters CHAPTERS="notebooks/a.ipynb notebooks/b.ipynb": re-execute those chapters in
+## place (every chapter when CHAPTERS is not given), on a quiet machine, so that their committed
+## outputs are what they print now; then rewrite the editions. Commit notebooks/ and editions/.
+CHAPTERS ?= $(wildcard notebooks/*.ipynb)
+chapters: $(STAMP)
+	cd notebooks && for nb in $(notdir $(CHAPTERS)); do \
+	    echo "chapters: $$nb"; \
 	    $(BIN)/jupyter nbconvert --to notebook --execute --inplace --log-level=WARN \
 	        --ExecutePreprocessor.timeout=1800 --ExecutePreprocessor.record_timing=False \
 	        "$$nb" || exit 1; \

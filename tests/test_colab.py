@@ -75,6 +75,7 @@ def test_on_colab_it_clones_the_configured_repository_and_installs_it(monkeypatc
     calls, moves = [], []
     monkeypatch.setattr("subprocess.run", lambda cmd, check: calls.append(cmd))
     monkeypatch.setattr(os.path, "isdir", lambda p: False)
+    monkeypatch.setattr("importlib.util.find_spec", lambda name: None)  # mlmlib not installed
     monkeypatch.setattr(os, "chdir", moves.append)
     exec(expected_source(), {})
     url, branch = repository()

@@ -29,12 +29,14 @@ _TEMPLATE = '''\
 import sys
 
 if "google.colab" in sys.modules:  # fetch the course, install mlmlib, work in notebooks/
+    import importlib.util
     import os
     import subprocess
 
     if not os.path.isdir("/content/mlm-course"):
         subprocess.run(["git", "clone", "--quiet", "--depth", "1", "--branch", "{branch}",
                         "{url}", "/content/mlm-course"], check=True)
+    if importlib.util.find_spec("mlmlib") is None:  # again if an earlier install failed
         subprocess.run([sys.executable, "-m", "pip", "install", "--quiet",
                         "/content/mlm-course"], check=True)
     os.chdir("/content/mlm-course/notebooks")'''
