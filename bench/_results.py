@@ -9,6 +9,7 @@ machine (processor, cores, torch, whether bf16 is native), since the numbers mea
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -66,6 +67,22 @@ def machine(device: torch.device | None = None) -> dict:
     if device is not None and device.type == "cuda":
         out["gpu"] = torch.cuda.get_device_name(device)
     return out
+
+
+RUNS_HELP = "separate processes, one after the other (the spread across them is reported)"
+
+
+def parse(p: argparse.ArgumentParser, argv: list[str] | None, runs_help: str = RUNS_HELP):
+    """Add the options every benchmark has (``--smoke``, ``--runs``, ``--json``) and parse;
+    ``(args, argv)``. ``--smoke`` keeps the multi-process path, but with two processes."""
+    p.add_argument("--smoke", action="store_true", help="tiny and quick: check the script")
+    p.add_argument("--runs", type=int, default=3, help=runs_help)
+    p.add_argument("--json", default=None, help="where the JSON goes (default: bench/results/)")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = p.parse_args(argv)
+    if args.smoke:
+        args.runs = min(args.runs, 2)
+    return args, argv
 
 
 def _without(argv: list[str], flags: tuple[str, ...]) -> list[str]:

@@ -38,13 +38,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 
 import torch
 
-from bench._results import machine, separate_processes, write
+from bench._results import machine, parse, separate_processes, write
 from mlmlib.constants import IGNORE_INDEX
 from mlmlib.model import BertConfig
 from mlmlib.toyworld import ToyWorld
@@ -172,8 +171,6 @@ def main(argv=None) -> int:
     p.add_argument("--seeds", type=int, default=1,
                    help="seeds in each process (each: both sides)")
     p.add_argument("--first-seed", type=int, default=0, help="the first process's first seed")
-    p.add_argument("--runs", type=int, default=3,
-                   help="separate processes, one after the other, each with its own seeds")
     p.add_argument("--every", type=int, default=25,
                    help="steps per chunk: the two sides alternate, evaluated after each chunk")
     p.add_argument("--hf-limit", type=float, default=240.0,
@@ -181,13 +178,10 @@ def main(argv=None) -> int:
     p.add_argument("--hf-steps", type=int, default=2000,
                    help="transformers' schedule: its linear decay ends here")
     p.add_argument("--device", default="cpu")
-    p.add_argument("--smoke", action="store_true", help="tiny and quick: check the script")
-    p.add_argument("--json", default=None)
-    argv = sys.argv[1:] if argv is None else list(argv)
-    args = p.parse_args(argv)
+    args, argv = parse(p, argv, "separate processes, one after the other, each with its own "
+                       "seeds")
     if args.smoke:
         args.every, args.hf_steps, args.hf_limit = 3, 6, 30.0
-        args.runs = min(args.runs, 2)
     import transformers
 
     transformers.logging.set_verbosity_error()

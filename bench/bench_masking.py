@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 
 import numpy as np
 import torch
 
-from bench._results import across, machine, separate_processes, write
+from bench._results import across, machine, parse, separate_processes, write
 from mlmlib.masking import mask_tokens
 from mlmlib.tokenizer import SPECIAL_TOKENS
 
@@ -31,15 +30,7 @@ def main(argv=None) -> int:
     p.add_argument("--vocab", type=int, default=8192)
     p.add_argument("--reps", type=int, default=7)
     p.add_argument("--seconds", type=float, default=0.5, help="time per measurement")
-    p.add_argument("--smoke", action="store_true")
-    p.add_argument("--runs", type=int, default=3,
-                   help="separate processes, one after the other (the spread across them is "
-                        "reported)")
-    p.add_argument("--json", default=None)
-    argv = sys.argv[1:] if argv is None else list(argv)
-    args = p.parse_args(argv)
-    if args.smoke:  # the multi-process path too, but only twice
-        args.runs = min(args.runs, 2)
+    args, argv = parse(p, argv)
     if args.runs > 1:
         out = across(separate_processes(__file__, argv, args.runs))
         r = out["ratio"]

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from dataclasses import asdict
 
@@ -39,6 +38,7 @@ import torch
 from bench._results import (
     across,
     machine,
+    parse,
     separate_processes,
     spread,
     write,
@@ -262,15 +262,7 @@ def main(argv=None) -> int:
                    help="mlmlib with bf16 and no dropout against HF's defaults, on real text, "
                         "with the eval loss after the same steps")
     p.add_argument("--train-steps", type=int, default=240, help="--recipe: steps for each")
-    p.add_argument("--smoke", action="store_true", help="tiny and quick: check the script")
-    p.add_argument("--runs", type=int, default=3,
-                   help="separate processes, one after the other (the spread across them is "
-                        "reported)")
-    p.add_argument("--json", default=None)
-    argv = sys.argv[1:] if argv is None else list(argv)
-    args = p.parse_args(argv)
-    if args.smoke:  # the multi-process path too, but only twice
-        args.runs = min(args.runs, 2)
+    args, argv = parse(p, argv)
     if args.runs > 1:
         results = separate_processes(__file__, argv, args.runs)
         device = torch.device(args.device)

@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import argparse
 import copy
-import sys
 import time
 
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from bench._results import machine, separate_processes, spread, write
+from bench._results import machine, parse, separate_processes, spread, write
 from bench.bench_train import CONFIGS, batches, build, flops_per_token, forward, random_data
 from mlmlib.constants import IGNORE_INDEX
 from mlmlib.train import Recipe, RunOptions, Trainer
@@ -93,14 +92,10 @@ def main(argv=None) -> int:
     p.add_argument("--config", choices=list(CONFIGS), default="reference")
     p.add_argument("--steps", type=int, default=6, help="profiled steps (after one warm-up)")
     p.add_argument("--no-dropout", action="store_true", help="both models without dropout")
-    p.add_argument("--smoke", action="store_true", help="tiny and quick: check the script")
-    p.add_argument("--runs", type=int, default=3,
-                   help="separate processes; the table gives each kind's median over them")
-    p.add_argument("--json", default=None)
-    argv = sys.argv[1:] if argv is None else list(argv)
-    args = p.parse_args(argv)
+    args, argv = parse(p, argv, "separate processes; the table gives each kind's median over "
+                       "them")
     if args.smoke:
-        args.config, args.steps, args.runs = "smoke", 2, min(args.runs, 2)
+        args.config, args.steps = "smoke", 2
     if args.runs > 1:
         results = separate_processes(__file__, argv, args.runs)
         result = {**copy.deepcopy(results[0]), "processes": args.runs, "runs": results}
