@@ -13,7 +13,7 @@ next-sentence loss (:func:`nsp_loss`) and the clueless baseline ``log |V|``
 
 Does not: choose the masked set M (:mod:`mlmlib.masking`) or compute the scores
 (:mod:`mlmlib.model`). It imports no other part of mlmlib except the shared constant
-``IGNORE_INDEX`` and the shared argument checks (:mod:`mlmlib._checks`).
+``IGNORE_INDEX`` and the shared argument checks (``mlmlib._checks``).
 
 Inputs may be Python lists, NumPy arrays or torch tensors. Lists and arrays are computed in
 float64 and give NumPy arrays or Python floats back; tensors give tensors back (so gradients flow).

@@ -15,7 +15,7 @@ By default the head scores only the masked positions (it gathers the hidden stat
 labels are not ``IGNORE_INDEX`` before the decoder): the same loss for a fraction of the
 output layer's work. ``score_all=True`` scores every position (fill-mask, pictures).
 
-Checks its input (with :mod:`mlmlib._checks`): :class:`BertConfig` refuses nonsense settings (a
+Checks its input (with ``mlmlib._checks``): :class:`BertConfig` refuses nonsense settings (a
 size that is not a positive whole number, which it stores as an ``int``, a dropout outside
 ``[0, 1)``, a LayerNorm epsilon or initializer range that is not a positive finite number, ...),
 and :meth:`MiniBert.forward` refuses bad tensors (wrong type,

@@ -19,8 +19,9 @@ from __future__ import annotations
 __all__ = ["METADATA", "TITLE", "TRAINING", "setup_source"]
 
 TITLE = "#@title Set-up for Google Colab"
-#: The chapters that train: their notebooks ask Colab for a GPU runtime.
+#: The chapters that train, whose notebooks ask Colab for a GPU runtime.
 TRAINING = ("training_2_toy_world", "training_3_real_text")
+#: The set-up cell's metadata, which hides it on the site, in Colab and in JupyterLab.
 METADATA = {"tags": ["remove-cell"],  # not on the site
             "cellView": "form",  # Colab shows only the title
             "jupyter": {"source_hidden": True}}  # JupyterLab folds it

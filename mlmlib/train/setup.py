@@ -38,7 +38,7 @@ from mlmlib.train.config import Recipe
 __all__ = ["KINDS", "Processes", "build_model", "configure_optimizer", "pick_device",
            "start_processes"]
 
-#: The models a run can train: the course's, and Hugging Face's behind the same call.
+#: The models a run can train, the course's and Hugging Face's, behind the same call.
 KINDS = ("mlmlib", "transformers")
 
 
