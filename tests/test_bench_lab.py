@@ -18,8 +18,8 @@ KINDS = ("80/10/10", "100% [MASK]")
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     out = tmp_path_factory.mktemp("lab") / "lab.json"
-    result = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_lab.py"), "--smoke",
-                             "--json", str(out)], cwd=ROOT, capture_output=True, text=True,
+    result = subprocess.run([sys.executable, "-m", "bench.bench_lab", "--smoke", "--json",
+                             str(out)], cwd=ROOT, capture_output=True, text=True,
                             timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert "mask rate" in result.stdout and "exact posterior" in result.stdout

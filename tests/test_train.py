@@ -368,9 +368,10 @@ def test_a_single_txt_file_is_split_into_paragraphs_and_trains(tmp_path):
     train_rows, eval_rows = len(data.rows.input_ids), len(data.eval.input_ids)
     assert eval_rows >= 1 and train_rows >= 10  # 20 paragraphs: 2 held out, 18 packed
     assert wordpiece.encode("the cat sat") == [wordpiece.ids[w] for w in ("the", "cat", "sat")]
-    result = subprocess.run(cli("--data", str(story), "--vocab-size", "120", "--max-len", "24",
-                                "--steps", "4", "--warmup", "1", "--eval-every", "2",
-                                "--batch-size", "8"),
+    small = [a for a in cli() if a not in ("--train-sentences", "2000")]  # a toy-world option
+    result = subprocess.run([*small, "--data", str(story), "--vocab-size", "120", "--max-len",
+                             "24", "--steps", "4", "--warmup", "1", "--eval-every", "2",
+                             "--batch-size", "8"],
                             cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "step 4: eval loss" in result.stdout

@@ -54,7 +54,7 @@ def _png(fig: Figure, **kwargs):
     """``fig`` as the PNG IPython shows, base64 unless ``base64=False``: ``print_figure`` as
     ``set_matplotlib_formats("png")`` registers it, with the figure's alt text in the PNG's
     ``Description`` chunk when it has one (a chunk of text: no pixel changes)."""
-    from IPython.core.pylabtools import print_figure  # IPython comes with ipywidgets
+    from IPython.core.pylabtools import print_figure  # only in a notebook: IPython is there
 
     alt = alt_text(fig)
     if alt:
