@@ -47,7 +47,8 @@ def _markdown(cells) -> str:
 
 
 def _solution_code(cells: list[dict]) -> list[str]:
-    """The code cells inside the chapter's solutions."""
+    """The code cells inside the chapter's solutions (as the editions show them: without nbval's
+    marker lines)."""
     code, inside = [], False
     for cell in cells:
         if cell["cell_type"] == "markdown":
@@ -55,7 +56,8 @@ def _solution_code(cells: list[dict]) -> list[str]:
                 if name in ("solution-start", "solution-end"):
                     inside = name == "solution-start"
         elif inside:
-            code.append(cell_text(cell).strip())
+            code.append("".join(line for line in cell_text(cell).splitlines(keepends=True)
+                                if not line.startswith("# NBVAL_")).strip())
     return code
 
 
@@ -115,6 +117,15 @@ def test_no_myst_markup_is_left(page, kind):
     text = _markdown(cells)
     assert "```{" not in text and "{doc}" not in text and "{cite}" not in text
     assert ":class: dropdown" not in text and ":label:" not in text
+
+
+def test_the_editions_carry_no_test_markers():
+    """nbval's ``# NBVAL_...`` lines steer the tests of the chapters; a reader never sees them."""
+    assert any("# NBVAL_" in cell_text(c) for p in CHAPTERS for c in BOOK.cells(p))
+    for kind in FOLDERS:
+        for page in CHAPTERS:
+            left = [c for c in _edition(kind, page) if "# NBVAL_" in cell_text(c)]
+            assert not left, f"{kind} edition of {page}: {cell_text(left[0])[:80]!r}"
 
 
 @pytest.mark.parametrize("kind", list(FOLDERS))

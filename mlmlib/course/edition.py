@@ -66,6 +66,13 @@ NOTE = "*(The solution is in the answer key.)*"
 SOLUTION = ("solution-start", "solution-end")
 
 
+def _code(cell: dict) -> str:
+    """A code cell's source without the test suite's ``# NBVAL_...`` marker lines (nbval reads
+    them in the chapters; a reader of an edition has no use for them)."""
+    return "".join(line for line in cell_text(cell).splitlines(keepends=True)
+                   if not line.strip().startswith("# NBVAL_"))
+
+
 def _check_cells(cells, name: str) -> list[dict]:
     """``cells`` as a notebook's list of cells, each a dict with a cell_type and a source."""
     cells = items(cells, name, "cells (a notebook's nb['cells'])")
@@ -93,7 +100,7 @@ def _with_alt(output: dict) -> dict:
 # ---------------------------------------------------------------------- cells
 def _listing(cell: dict) -> list[str]:
     """A solution's code cell as Markdown: the code as a listing, then its stored output."""
-    parts = [f"```python\n{cell_text(cell).strip()}\n```"]
+    parts = [f"```python\n{_code(cell).strip()}\n```"]
     shown = []
     for output in cell.get("outputs", []):
         data = output.get("data", {})
@@ -150,6 +157,7 @@ def edition_cells(cells: list[dict], book: Book, page: str, student: bool) -> li
                 continue
             cell = copy.deepcopy(cell)
             if cell["cell_type"] == "code":
+                cell["source"] = _code(cell).splitlines(keepends=True)
                 if student:
                     cell.update(outputs=[], execution_count=None)
                     cell.get("metadata", {}).pop("execution", None)
