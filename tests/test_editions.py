@@ -160,6 +160,8 @@ def test_solutions_fold_in_the_notebook_edition_and_leave_the_student_edition(pa
         assert code not in text, f"{page}: a solution's code left in the student edition"
     assert all(not c.get("outputs") for c in student if c["cell_type"] == "code")
     assert any("# your" in cell_text(c) for c in student if c["cell_type"] == "code")
+    assert cell_text(student[1]).startswith("**Student edition.**"), "it says what it is"
+    assert f"]({BOOK.page_url(page)})" in cell_text(student[1])
     recall = _markdown(source).count(":class: dropdown") - len(BOOK.exercises(page))
     assert text.count("<details>") == recall, "every recall answer is folded in the student edition"
 

@@ -63,6 +63,12 @@ __all__ = ["answer_key", "edition_cells", "notebook_cells", "stale", "student_ce
 
 FOLDERS = {"notebooks": "editions/notebooks", "student": "editions/student"}
 NOTE = "*(The solution is in the answer key.)*"
+# The student edition's first note (after the Colab cell), which says what the notebook is.
+STUDENT_NOTE = ("**Student edition.** Nothing in this notebook has run yet: run its cells in "
+                "order. Each exercise leaves you a cell to fill in, then a checker that says "
+                "whether your answer is right or names the usual mistake. The solutions are not "
+                "here: they are in the answer key, and on [this chapter's page]({url}) of the "
+                "course's site, so try each exercise before you look.")
 SOLUTION = ("solution-start", "solution-end")
 
 
@@ -131,7 +137,8 @@ def edition_cells(cells: list[dict], book: Book, page: str, student: bool) -> li
 
     Markdown is rewritten by :func:`mlmlib.course.myst.convert`; a solution (the cells between
     ``{solution-start} label`` and ``{solution-end}``) becomes one folded Markdown cell, or, in
-    the student edition, a note that the answer key has it.
+    the student edition, a note that the answer key has it; the student edition also opens,
+    after the Colab cell, with a note that says what it is (``STUDENT_NOTE``).
     """
     cells = _check_cells(cells, "cells")
     numbers, figures = book.exercise_numbers(), book.figure_numbers()
@@ -199,6 +206,8 @@ def edition_cells(cells: list[dict], book: Book, page: str, student: bool) -> li
         markdown(text[at:], cell, f"part{piece}" if piece else "")
     if solution is not None:
         raise ValueError(f"{page}: a {{solution-start}} has no {{solution-end}}")
+    if student and out:  # after the Colab cell, which stays first
+        out.insert(1, _new_cell(STUDENT_NOTE.format(url=book.page_url(page)), out[0], "student"))
     return out
 
 
