@@ -27,8 +27,9 @@ Does not: change the chapters, or run any notebook.
 ...           ":class: dropdown\\n```\\n\\nThe answer is 2."},
 ...          {"cell_type": "code", "source": "answer = 2", "outputs": [], "metadata": {}},
 ...          {"cell_type": "markdown", "source": "```{solution-end}\\n```\\n\\n## Summary"}]
->>> [c["source"] for c in student_cells(cells, book, "notebooks/worked_a_standard_mask")]
-['Intro.', '*(The solution is in the answer key.)*', '## Summary']
+>>> student = [c["source"] for c in student_cells(cells, book, "notebooks/worked_a_standard_mask")]
+>>> student[0], student[1][:20], student[2:]   # its first cell, the note on what it is, the rest
+('Intro.', '**Student edition.**', ['*(The solution is in the answer key.)*', '## Summary'])
 >>> print(notebook_cells(cells, book, "notebooks/worked_a_standard_mask")[1]["source"])
 <details>
 <summary><b>Solution to Exercise 9</b></summary>
