@@ -28,8 +28,8 @@ from mlmlib.train import (
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ["--hidden-size", "32", "--num-layers", "1", "--num-heads", "2", "--batch-size", "32",
-         "--train-sentences", "2000", "--warmup", "10", "--quiet", "--dropout", "0.1",
-         "--attention-dropout", "0.1"]
+         "--warmup", "10", "--quiet", "--dropout", "0.1", "--attention-dropout", "0.1"]
+TOY = ["--train-sentences", "2000"]  # an option of the toy world's only
 
 
 # Every process of a test that compares two runs bit for bit uses one thread: how a matrix
@@ -38,8 +38,8 @@ SMALL = ["--hidden-size", "32", "--num-layers", "1", "--num-heads", "2", "--batc
 ONE_THREAD = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
-def cli(*args, out=None):
-    cmd = [sys.executable, "-m", "mlmlib.train", *SMALL, *args]
+def cli(*args, out=None, toy=True):
+    cmd = [sys.executable, "-m", "mlmlib.train", *SMALL, *(TOY if toy else []), *args]
     if out is not None:
         cmd += ["--out", str(out)]
     return cmd
@@ -286,7 +286,7 @@ def test_two_processes_follow_the_one_process_curve(tmp_path):
     run(*args, out=tmp_path / "one")
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
-           f"--master_port={free_port()}", "-m", "mlmlib.train", *SMALL, *args,
+           f"--master_port={free_port()}", "-m", "mlmlib.train", *SMALL, *TOY, *args,
            "--out", str(tmp_path / "two")]
     result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300,
                             env=env)
@@ -368,10 +368,9 @@ def test_a_single_txt_file_is_split_into_paragraphs_and_trains(tmp_path):
     train_rows, eval_rows = len(data.rows.input_ids), len(data.eval.input_ids)
     assert eval_rows >= 1 and train_rows >= 10  # 20 paragraphs: 2 held out, 18 packed
     assert wordpiece.encode("the cat sat") == [wordpiece.ids[w] for w in ("the", "cat", "sat")]
-    small = [a for a in cli() if a not in ("--train-sentences", "2000")]  # a toy-world option
-    result = subprocess.run([*small, "--data", str(story), "--vocab-size", "120", "--max-len",
-                             "24", "--steps", "4", "--warmup", "1", "--eval-every", "2",
-                             "--batch-size", "8"],
+    result = subprocess.run(cli("--data", str(story), "--vocab-size", "120", "--max-len", "24",
+                                "--steps", "4", "--warmup", "1", "--eval-every", "2",
+                                "--batch-size", "8", toy=False),
                             cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "step 4: eval loss" in result.stdout
