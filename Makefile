@@ -13,7 +13,7 @@ BUILD_FLAGS := -n -W --keep-going
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 .PHONY: book test test-quick lint serve constraints clean student lab editions live-chapters \
-        chapters
+        chapters gpu-wheels
 
 # CONSTRAINTS=/dev/null installs the newest versions pyproject.toml's ranges allow instead of
 # the pins (the weekly workflow .github/workflows/newest.yml does, to catch upstream changes).
@@ -146,6 +146,31 @@ constraints: $(STAMP)
 	{ sed -n '/^#/p' constraints.txt; $(BIN)/python -m pip freeze --exclude-editable \
 	  | sed 's/^torch==\([0-9.]*\)+cpu/torch==\1/' | LC_ALL=C sort -f; } > constraints.txt.new
 	mv constraints.txt.new constraints.txt
+
+## make gpu-wheels: into .gpu-wheels/, the wheels a lent GPU machine lacks to execute the
+## chapters (CPython 3.12, manylinux x86_64, no network there): nbclient, nbformat, ipykernel,
+## jupyter_client, ipywidgets and all they need; matplotlib and tqdm with theirs but never numpy;
+## pip's own wheel (for a Python without pip). Versions from constraints.txt. Never torch, numpy,
+## transformers or a CUDA library: the GPU machine's own builds stay. bench/gpu_check.sh installs
+## them from there (pip --no-index); carry the folder with the run (its carry list: .gpu-wheels).
+GPU_WHEELS := .gpu-wheels
+GPU_DOWNLOAD = $(BIN)/python -m pip download --quiet --disable-pip-version-check \
+    --only-binary=:all: --python-version 3.12 --implementation cp --abi cp312 \
+    --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 \
+    --platform manylinux_2_28_x86_64 -c constraints.txt -d $(GPU_WHEELS)
+GPU_JUPYTER := nbclient nbformat ipykernel jupyter_client ipywidgets
+# matplotlib's own dependencies named one by one (--no-deps): its numpy is the GPU machine's
+GPU_PLOTS := matplotlib contourpy cycler fonttools kiwisolver pillow pyparsing python-dateutil \
+    six packaging tqdm
+gpu-wheels: $(STAMP)
+	rm -rf $(GPU_WHEELS)
+	$(GPU_DOWNLOAD) $(GPU_JUPYTER)
+	$(GPU_DOWNLOAD) --no-deps $(GPU_PLOTS) pip==$$($(BIN)/python -c 'import pip; print(pip.__version__)')
+	@if ls $(GPU_WHEELS) | grep -iE '^(torch|numpy|nvidia|triton|transformers|tokenizers|safetensors)[-_]'; \
+	then echo "gpu-wheels: the wheels above would replace the GPU machine's own builds"; exit 1; fi
+	@size=$$(du -sk $(GPU_WHEELS) | cut -f1); \
+	echo "gpu-wheels: $$(ls $(GPU_WHEELS) | wc -l) wheels, $$((size / 1024)) MiB in $(GPU_WHEELS)/"; \
+	if [ $$size -gt 51200 ]; then echo "gpu-wheels: over 50 MiB, too much to carry"; exit 1; fi
 
 clean:
 	rm -rf _build

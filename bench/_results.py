@@ -138,6 +138,7 @@ def across(results: list[dict]) -> dict:
     out["ratio"] = spread([r["ratio"] for r in results])
     out["implementations"] = {
         name: {key: spread([r["implementations"][name][key] for r in results])
-               for key in ("median", "mfu", "eval_loss", "eval_loss_step0") if key in impl}
+               for key in ("median", "mfu", "useful_mfu", "eval_loss", "eval_loss_step0",
+                           "seconds_to_target") if key in impl}
         for name, impl in first["implementations"].items()}
     return out

@@ -1,9 +1,9 @@
 """What each part of the encoder is for: the mini BERT with one part taken away, on the toy world.
 
-The course's toy recipe (:func:`mlmlib.train.toy_recipe`: 2 layers, hidden 64, 4 heads, no
-dropout, 1,400 steps) trained on ONE toy-world data set, ``toy_data(ToyWorld(), 20000, 1000,
-seed=0)``, in five variants, each over ``--seeds`` training seeds (0, 1, ...: the initial
-weights, the data order and the masks):
+The course's toy recipe (:func:`mlmlib.train.toy_recipe`: one encoder block, hidden 64, 4
+heads, no dropout, 1,400 steps) trained on ONE toy-world data set,
+``toy_data(ToyWorld(), 20000, 1000, seed=0)``, in five variants, each over ``--seeds``
+training seeds (0, 1, ...: the initial weights, the data order and the masks):
 
 * ``full`` - the model as built, every part in place;
 * ``no_positions`` - no position embeddings (``BertConfig(position_embeddings=False)``): the
@@ -18,8 +18,8 @@ Every run is scored on the same 1,000 evaluation sentences (100% ``[MASK]``, 15%
 in each, at least one), whose exact Bayes floor ``world.bayes_loss`` is the loss no model can
 beat; ``excess`` is a run's eval loss minus that floor (nats per masked word).
 
-    python -m bench.bench_encoder              # the full run (5 seeds: about 15 minutes on 2
-                                               # quiet cores, more on a shared machine)
+    python -m bench.bench_encoder              # the full run: 5 seeds (the JSON records its
+                                               # wall time, meta.wall_s)
     python -m bench.bench_encoder --seeds 8    # more seeds; --steps N: steps per training
     python -m bench.bench_encoder --smoke      # seconds: tiny settings, writes to a temp dir
 

@@ -7,16 +7,18 @@ sorts every operator's own time into a few kinds: the matrix products, attention
 kernel, dropout's random masks, LayerNorm, GELU, softmax and the loss, embeddings and
 gathers, and the rest (element-wise adds, copies, reshapes); the optimizer's update (AdamW) is
 timed apart, on the same gradients. It prints one
-table with the milliseconds per step and the share of each kind, and the rate the matrix
-products themselves reach (GFLOP/s in their own time), and writes JSON
+table with the milliseconds per step of each kind, and the rate the matrix products
+themselves reach (GFLOP/s in their own time), and writes JSON
 (``--json``, default bench/results/profile-<config>-<device>-<dtype>.json).
 
     python -m bench.profile_step                 # reference config, CPU, fp32, 3 processes
     python -m bench.profile_step --steps 8
     python -m bench.profile_step --smoke         # a few seconds: checks the script runs
 
-The profiler adds a little time per operator; the shares are what it shows, the speeds on
-the performance page come from ``bench_train.py``, which runs without it.
+The profiler adds a little time to every operator call, and some of a step lies in no
+operator's own time (Python, the bookkeeping between operators), so the kinds' milliseconds
+are not shares of a real step and the table gives none. The performance page sets them beside
+a step timed without the profiler by ``bench_train.py``, where its speeds come from.
 """
 
 from __future__ import annotations
@@ -147,16 +149,16 @@ def result_name(args) -> str:
 
 
 def print_table(result: dict) -> None:
-    """The table: each kind's ms per step and share, for both sides."""
+    """The table: each kind's own ms per step under the profiler, for both sides (no shares:
+    the profiled kinds need not add up to a step without the profiler)."""
     tables = {name: side["ms_per_step"] for name, side in result["sides"].items()}
     order = [k for k, _ in KINDS] + [OTHER, OPTIMIZER]
-    print(f"{'kind':36s} {'mlmlib ms':>10s} {'share':>6s} {'transformers ms':>16s} {'share':>6s}")
+    print(f"{'kind':36s} {'mlmlib ms':>10s} {'transformers ms':>16s}")
     totals = {n: sum(t.values()) for n, t in tables.items()}
     for kind in order:
         a, c = tables["mlmlib"].get(kind, 0.0), tables["transformers"].get(kind, 0.0)
-        print(f"{kind:36s} {a:10.1f} {a / totals['mlmlib']:6.1%} {c:16.1f} "
-              f"{c / totals['transformers']:6.1%}")
-    print(f"{'total':36s} {totals['mlmlib']:10.1f} {'':6s} {totals['transformers']:16.1f}")
+        print(f"{kind:36s} {a:10.1f} {c:16.1f}")
+    print(f"{'sum of the kinds':36s} {totals['mlmlib']:10.1f} {totals['transformers']:16.1f}")
     for name, side in result["sides"].items():
         rate = side["matmul_gflops_in_own_time"]
         print(f"{name}: the model's FLOPs over the matrix products' own time: "

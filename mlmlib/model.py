@@ -14,13 +14,19 @@ embeddings plus a bias ``b_v``); and an optional pooler + next-sentence head.
 By default the head scores only the masked positions (it gathers the hidden states where the
 labels are not ``IGNORE_INDEX`` before the decoder): the same loss for a fraction of the
 output layer's work. ``score_all=True`` scores every position (fill-mask, pictures).
+Scoring the masked positions of a padded batch, it also leaves the padding out of the encoder
+(``BertConfig.unpad``, on by default): the embeddings, every linear layer, GELU and LayerNorm
+run on the real tokens only, packed into one ``(N, d)`` matrix, and attention puts them back
+into their rows, where the padding mask keeps each sentence to itself (``Packed``). The
+batch is the same and so is the loss, to rounding; only the work on padding is gone.
 
-Checks its input (with ``mlmlib._checks``): :class:`BertConfig` refuses nonsense settings (a
-size that is not a positive whole number, which it stores as an ``int``, a dropout outside
-``[0, 1)``, a LayerNorm epsilon or initializer range that is not a positive finite number, ...),
-and :meth:`MiniBert.forward` refuses bad tensors (wrong type,
-dtype, shape or device, ids outside the vocabulary, an empty batch, a mask that is not 0/1 or
-hides a whole row) with a ``TypeError``/``ValueError`` that names the argument, before any work.
+Checks its input (with ``mlmlib._checks``, and ``mlmlib._model_inputs`` for forward's tensors):
+:class:`BertConfig` refuses nonsense settings (a size that is not a positive whole number,
+which it stores as an ``int``, a dropout outside ``[0, 1)``, a LayerNorm epsilon or initializer
+range that is not a positive finite number, ...), and :meth:`MiniBert.forward` refuses bad
+tensors (wrong type, dtype, shape or device, ids outside the vocabulary, an empty batch, a mask
+that is not 0/1 or hides a whole row) with a ``TypeError``/``ValueError`` that names the
+argument, before any work.
 Token ids, segment ids and labels of the smaller integer dtypes (int32, int16, int8, uint8) are
 used as int64, so they give the int64 result.
 
@@ -50,20 +56,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mlmlib._checks import described, flag, generator, ids, kind, number, whole, within
+from mlmlib._checks import flag, generator, kind, number, whole, within
+from mlmlib._model_inputs import checked
 from mlmlib.constants import IGNORE_INDEX
 from mlmlib.loss import mlm_loss, nsp_loss
 
 __all__ = ["BertConfig", "BertOutput", "MiniBert"]
-
-# what forward accepts: ids of any exact integer dtype (used as int64); a mask may also be
-# bool or float, holding 0 and 1
-_INDEX_DTYPES = frozenset({torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8})
-_MASK_DTYPES = _INDEX_DTYPES | {torch.bool, torch.float16, torch.bfloat16, torch.float32,
-                                torch.float64}
-_IDS = "integer ids (int64, int32, int16, int8 or uint8)"
-_MASK = "0/1 values (bool, integer or float)"
-
 
 @dataclass
 class BertConfig:
@@ -85,6 +83,8 @@ class BertConfig:
     head_transform: bool = True  # False: score h_i itself, without dense + GELU + LayerNorm
     head_bias: bool = True  # False: no per-word bias b_v in the scores
     tie_embeddings: bool = True  # False: the scores use their own (V, d) matrix
+    # how the work is done, not what is computed: the same loss either way (to rounding)
+    unpad: bool = True  # scoring masked slots: the encoder skips padding, on real tokens only
 
     def __post_init__(self):
         for name in ("vocab_size", "hidden_size", "num_layers", "num_heads",
@@ -103,7 +103,7 @@ class BertConfig:
             raise ValueError(f"pad_token_id {self.pad_token_id} is outside the vocabulary of "
                              f"{self.vocab_size}")
         for name in ("nsp", "position_embeddings", "head_transform", "head_bias",
-                     "tie_embeddings"):
+                     "tie_embeddings", "unpad"):
             flag(getattr(self, name), name)
 
 
@@ -128,10 +128,16 @@ class SelfAttention(nn.Module):
         self.out = nn.Linear(cfg.hidden_size, cfg.hidden_size)
         self.attention_dropout = cfg.attention_dropout
 
-    def forward(self, x: torch.Tensor, keep: torch.Tensor, want_weights: bool):
-        B, T, C = x.shape
-        nh, hs = self.num_heads, C // self.num_heads
-        q, k, v = self.qkv(x).view(B, T, 3, nh, hs).permute(2, 0, 3, 1, 4)  # 3 x (B, nh, T, hs)
+    def forward(self, x: torch.Tensor, keep: torch.Tensor, want_weights: bool,
+                packed: Packed | None = None):
+        """``x`` is ``(B, T, C)``, or ``(N, C)``: the real tokens only, when ``packed`` says
+        where they sit in the padded batch (for attention only, which needs the rows)."""
+        qkv = self.qkv(x)  # (B, T, 3C) or (N, 3C)
+        if packed is not None:  # back into rows for attention; padding rows stay zero
+            qkv = packed.pad(qkv)  # (B, T, 3C)
+        B, T, C3 = qkv.shape
+        nh, hs = self.num_heads, C3 // (3 * self.num_heads)
+        q, k, v = qkv.view(B, T, 3, nh, hs).permute(2, 0, 3, 1, 4)  # 3 x (B, nh, T, hs)
         p = self.attention_dropout if self.training else 0.0
         if want_weights:  # the explicit route, for pictures: softmax(q k^T / sqrt(hs))
             scores = (q @ k.transpose(-2, -1)) / math.sqrt(hs)  # (B, nh, T, T)
@@ -140,8 +146,36 @@ class SelfAttention(nn.Module):
         else:
             weights = None
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=keep, dropout_p=p)
-        y = y.transpose(1, 2).reshape(B, T, C)  # (B, T, nh * hs)
+        y = y.transpose(1, 2).reshape(B, T, nh * hs)  # (B, T, C)
+        if packed is not None:
+            y = packed.unpad(y)  # (N, C)
         return self.out(y), weights
+
+
+@dataclass
+class Packed:
+    """Where the real tokens of a padded ``(B, T)`` batch sit: ``index`` into its ``B * T``
+    flattened positions, in order. The encoder's token-wise layers (embeddings, every linear
+    layer, GELU, LayerNorm) run on the ``N`` real tokens only; attention puts them back into
+    their rows, where the padding mask keeps each sentence to itself."""
+
+    index: torch.Tensor  # (N,) positions b * T + t where attention_mask is 1
+    rows: int  # B
+    length: int  # T
+
+    @classmethod
+    def of(cls, attention_mask: torch.Tensor) -> Packed:
+        B, T = attention_mask.shape
+        return cls(attention_mask.reshape(-1).nonzero().squeeze(1), B, T)
+
+    def unpad(self, t: torch.Tensor) -> torch.Tensor:
+        """``(B, T, ...)`` to ``(N, ...)``: the real tokens' entries, in order."""
+        return t.reshape(self.rows * self.length, *t.shape[2:]).index_select(0, self.index)
+
+    def pad(self, t: torch.Tensor) -> torch.Tensor:
+        """``(N, ...)`` to ``(B, T, ...)``, zeros at the padding."""
+        out = t.new_zeros(self.rows * self.length, *t.shape[1:])  # (B * T, ...)
+        return out.index_copy(0, self.index, t).view(self.rows, self.length, *t.shape[1:])
 
 
 class EncoderBlock(nn.Module):
@@ -156,8 +190,8 @@ class EncoderBlock(nn.Module):
         self.ln_ffn = nn.LayerNorm(cfg.hidden_size, eps=cfg.layer_norm_eps)
         self.dropout = nn.Dropout(cfg.dropout)
 
-    def forward(self, x, keep, want_weights):
-        a, weights = self.attention(x, keep, want_weights)
+    def forward(self, x, keep, want_weights, packed=None):
+        a, weights = self.attention(x, keep, want_weights, packed)
         x = self.ln_attention(x + self.dropout(a))
         x = self.ln_ffn(x + self.dropout(self.ffn_out(F.gelu(self.ffn_in(x)))))
         return x, weights
@@ -215,62 +249,9 @@ class MiniBert(nn.Module):
 
     # ------------------------------------------------------------------ checks
 
-    def _tensor(self, t, name: str, dtypes, what: str, shape, on_device: bool = True):
-        """``t`` checked: a tensor of one of ``dtypes``, of ``shape``, on the model's device."""
-        if not isinstance(t, torch.Tensor) or t.dtype not in dtypes:
-            raise TypeError(f"{name} must be a torch tensor of {what}, got {described(t)}")
-        if shape is not None and tuple(t.shape) != shape:
-            raise ValueError(f"{name} has shape {tuple(t.shape)}, expected {shape} to match "
-                             "input_ids")
-        device = self.word_embeddings.weight.device
-        if on_device and t.device != device:
-            raise ValueError(f"{name} is on {t.device} but the model is on {device}")
-        return t
-
     def _check(self, input_ids, attention_mask, token_type_ids, labels, is_next):
-        """Every input checked, with a message naming it; index tensors come back as int64.
-
-        Any integer dtype is accepted for ids (converted to int64 before the range checks, so a
-        small dtype cannot wrap around); an int64 tensor comes back as it is, not copied.
-        """
-        cfg = self.config
-        input_ids = self._tensor(input_ids, "input_ids", _INDEX_DTYPES, _IDS, None).long()
-        if input_ids.ndim != 2:
-            raise ValueError(f"input_ids must have shape (B, T), got {tuple(input_ids.shape)}")
-        B, T = input_ids.shape
-        if B == 0 or T == 0:
-            raise ValueError(f"input_ids is empty, shape {(B, T)}: a batch needs at least one "
-                             "sequence of at least one token")
-        if T > cfg.max_position:
-            raise ValueError(f"sequences of {T} tokens are longer than max_position "
-                             f"{cfg.max_position}")
-        ids(input_ids, "input_ids", cfg.vocab_size)
-        if attention_mask is not None:
-            self._tensor(attention_mask, "attention_mask", _MASK_DTYPES, _MASK, (B, T))
-            if ((attention_mask != 0) & (attention_mask != 1)).any():
-                raise ValueError("attention_mask must hold 1 (a real token) or 0 (padding)")
-            empty = (attention_mask == 0).all(dim=1)
-            if empty.any():
-                raise ValueError(f"row {int(empty.nonzero()[0])} of attention_mask is all 0: "
-                                 "every sequence needs at least one real token")
-        if token_type_ids is not None:
-            token_type_ids = self._tensor(token_type_ids, "token_type_ids", _INDEX_DTYPES,
-                                          _IDS, (B, T)).long()
-            if token_type_ids.min() < 0 or token_type_ids.max() >= cfg.type_vocab_size:
-                raise ValueError(f"token_type_ids must lie in 0..{cfg.type_vocab_size - 1}")
-        if labels is not None:
-            ids(labels, "labels", ignore=IGNORE_INDEX)  # a signed dtype: uint8 cannot hold -100
-            labels = self._tensor(labels, "labels", _INDEX_DTYPES, _IDS, (B, T)).long()
-            ids(labels, "labels", cfg.vocab_size, ignore=IGNORE_INDEX)
-        if is_next is not None:
-            if not cfg.nsp:
-                raise ValueError("is_next was given but the model has no NSP head "
-                                 "(BertConfig(nsp=True))")
-            self._tensor(is_next, "is_next", _INDEX_DTYPES | {torch.bool},  # nsp_loss moves it
-                         "booleans or 0/1", (B,), on_device=False)
-            if ((is_next != 0) & (is_next != 1)).any():
-                raise ValueError("is_next must hold booleans or 0/1")
-        return input_ids, attention_mask, token_type_ids, labels
+        """Every input checked (:func:`mlmlib._model_inputs.checked`); ids come back as int64."""
+        return checked(self, input_ids, attention_mask, token_type_ids, labels, is_next)
 
     # ------------------------------------------------------------------ forward
 
@@ -282,24 +263,42 @@ class MiniBert(nn.Module):
             input_ids, attention_mask, token_type_ids, None, None)
         return self._encode(input_ids, attention_mask, token_type_ids, want_weights)
 
-    def _encode(self, input_ids, attention_mask, token_type_ids, want_weights: bool):
+    def _encode(self, input_ids, attention_mask, token_type_ids, want_weights: bool,
+                packed: Packed | None = None):
+        """``(B, T, d)`` hidden states; with ``packed``, ``(N, d)``: the real tokens only."""
         T = input_ids.shape[1]
         positions = torch.arange(T, device=input_ids.device)  # (T,)
         segments = token_type_ids if token_type_ids is not None else torch.zeros_like(input_ids)
-        x = self.word_embeddings(input_ids)  # (B, T, d); then positions, then segments (BERT's
+        if packed is not None:  # every token-wise layer on the N real tokens
+            input_ids = input_ids.reshape(-1).index_select(0, packed.index)  # (N,)
+            positions = packed.index % T  # (N,): each token's place in its row
+            segments = segments.reshape(-1).index_select(0, packed.index)  # (N,)
+        x = self.word_embeddings(input_ids)  # (B, T, d) or (N, d); + positions, + segments (BERT's
         if self.position_embeddings is not None:  # order: the sums round the same way)
             x = x + self.position_embeddings(positions)
         x = x + self.segment_embeddings(segments)
         x = self.dropout(self.ln_embeddings(x))
         if attention_mask is None:
-            attention_mask = torch.ones_like(input_ids)
+            attention_mask = torch.ones(T, dtype=torch.bool, device=x.device).expand(1, T)
         keep = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, T): keys a query may read
         weights = []
         for block in self.blocks:
-            x, w = block(x, keep, want_weights)
+            x, w = block(x, keep, want_weights, packed)
             if want_weights:
                 weights.append(w)
         return x, weights
+
+    def _packs(self, attention_mask, labels, score_all: bool, want_weights: bool) -> bool:
+        """Whether the encoder may run on the real tokens alone: when it scores the masked
+        slots of a batch with padding, none of them at the padding (and ``config.unpad``)."""
+        if (not self.config.unpad or score_all or want_weights or attention_mask is None
+                or labels is None):
+            return False
+        real = attention_mask.reshape(-1) != 0  # (B * T,)
+        if bool(real.all()) or bool((labels.reshape(-1)[~real] != IGNORE_INDEX).any()):
+            return False  # nothing to leave out; or a target at the padding, scored as it is
+        # the pooler reads position 0 of every row
+        return not self.config.nsp or bool((attention_mask[:, 0] != 0).all())
 
     def score(self, h: torch.Tensor) -> torch.Tensor:
         """The masked-LM head: every word's score ``s_v`` for hidden states ``(..., d)``."""
@@ -344,9 +343,17 @@ class MiniBert(nn.Module):
             flag(score_all, "score_all")
         input_ids, attention_mask, token_type_ids, labels = self._check(
             input_ids, attention_mask, token_type_ids, labels, is_next)
-        h, weights = self._encode(input_ids, attention_mask, token_type_ids, return_attention)
         if score_all is None:
             score_all = labels is None
+        packed = None
+        if self._packs(attention_mask, labels, score_all, return_attention):
+            T = int(attention_mask.ne(0).any(0).nonzero().max()) + 1  # columns of padding in
+            input_ids, attention_mask, labels = (t[:, :T] for t in (input_ids, attention_mask,
+                                                                    labels))  # every row: out
+            token_type_ids = None if token_type_ids is None else token_type_ids[:, :T]
+            packed = Packed.of(attention_mask != 0)
+        h, weights = self._encode(input_ids, attention_mask, token_type_ids, return_attention,
+                                  packed)  # (B, T, d), or (N, d) when packed
         if score_all:
             logits = self._score(h)  # (B, T, V)
             loss = None if labels is None else mlm_loss(logits, labels, reduction="mean",
@@ -354,13 +361,21 @@ class MiniBert(nn.Module):
         else:
             if labels is None:
                 raise ValueError("scoring only the masked positions needs labels")
-            where = (labels.reshape(-1) != IGNORE_INDEX).nonzero().squeeze(1)  # (|M|,)
+            labels = labels.reshape(-1)  # (B * T,)
+            if packed is not None:
+                labels = labels.index_select(0, packed.index)  # (N,): the real tokens'
+            where = (labels != IGNORE_INDEX).nonzero().squeeze(1)  # (|M|,)
             picked = h.reshape(-1, h.shape[-1]).index_select(0, where)  # (|M|, d)
             logits = self._score(picked)  # (|M|, V): the decoder runs on masked slots only
-            loss = mlm_loss(logits, labels.reshape(-1)[where], reduction="mean", check=False)
+            loss = mlm_loss(logits, labels[where], reduction="mean", check=False)
         nsp_logits = None
         if self.config.nsp:
-            pooled = torch.tanh(self.pooler(h[:, 0]))  # (B, d): the [CLS] position
+            if packed is None:
+                first = h[:, 0]  # (B, d): the [CLS] position
+            else:  # row b's position 0 comes after the real tokens of rows 0..b-1
+                lengths = attention_mask.ne(0).sum(1)  # (B,)
+                first = h.index_select(0, lengths.cumsum(0) - lengths)  # (B, d)
+            pooled = torch.tanh(self.pooler(first))  # (B, d)
             nsp_logits = self.nsp_head(pooled)  # (B, 2)
             if is_next is not None:
                 loss = nsp_loss(nsp_logits, is_next) + (0.0 if loss is None else loss)

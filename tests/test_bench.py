@@ -25,7 +25,8 @@ RESULTS = ROOT / "bench" / "results"
 SMOKE = {"bench_train": "train-reference-cpu-fp32.json",
          "bench_train --recipe": "train-recipe-cpu.json",
          "bench_masking": "masking.json", "bench_book": "book.json", "bench_floor": "floor.json",
-         "bench_encoder": "encoder.json", "profile_step": "profile-reference-cpu-fp32.json"}
+         "bench_encoder": "encoder.json", "profile_step": "profile-reference-cpu-fp32.json",
+         "profile_toy": "profile-toy-cpu.json"}
 
 
 def _counting(keys) -> bool:

@@ -62,6 +62,24 @@ def test_the_model_on_the_gpu_gives_the_cpu_numbers():
     torch.testing.assert_close(b.loss.cpu(), a.loss, atol=1e-5, rtol=1e-5)
 
 
+def test_the_unpadded_encoder_on_the_gpu_gives_the_padded_loss():
+    g = torch.Generator().manual_seed(3)
+    lengths = torch.randint(4, 33, (8,), generator=g)
+    keep = (torch.arange(32)[None, :] < lengths[:, None]).long()
+    ids = torch.randint(5, 300, (8, 32), generator=g) * keep
+    labels = torch.where((torch.rand(8, 32, generator=g) < 0.3) & (keep == 1), ids, -100)
+    labels[:, 1] = ids[:, 1]  # a target in every row
+    losses = []
+    for unpad in (True, False):
+        model = small_model(unpad=unpad, dropout=0.0, attention_dropout=0.0).to(GPU)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(ids.to(GPU), attention_mask=keep.to(GPU), labels=labels.to(GPU)).loss
+        loss.backward()
+        losses.append((loss.item(), model.word_embeddings.weight.grad.float()))
+    assert abs(losses[0][0] - losses[1][0]) < 2e-2  # bf16 rounds each route its own way
+    assert float((losses[0][1] - losses[1][1]).abs().max()) < 5e-2
+
+
 def test_gradients_on_the_gpu_match_the_cpu():
     cpu, gpu = small_model(dropout=0.0, attention_dropout=0.0), small_model(
         dropout=0.0, attention_dropout=0.0).to(GPU)

@@ -392,3 +392,23 @@ def test_legacy_pytorch_model_bin_with_gamma_and_beta(folders, tmp_path):
     new, _ = import_hf(folders["good"])
     assert all(torch.equal(x, y) for x, y in zip(old.state_dict().values(),
                                                  new.state_dict().values(), strict=True))
+
+
+def test_a_model_trained_unpadded_scores_the_same_in_transformers(tmp_path):
+    """The unpadded encoder (BertConfig.unpad, the training default) gives Hugging Face's
+    loss on a padded batch of ragged rows, after an export."""
+    from mlmlib.constants import IGNORE_INDEX
+
+    model = tiny()
+    assert model.config.unpad
+    export_hf(model, VOCAB, tmp_path / "m")
+    hf = BertForMaskedLM.from_pretrained(tmp_path / "m", local_files_only=True).eval()
+    ids = torch.tensor([[2, 5, 6, 4, 8, 5, 9, 3], [2, 7, 5, 3, 0, 0, 0, 0],
+                        [2, 9, 8, 6, 5, 3, 0, 0]])
+    mask = (ids != 0).long()
+    labels = torch.full_like(ids, IGNORE_INDEX)
+    labels[0, 2], labels[1, 1], labels[2, 3], labels[2, 4] = 6, 7, 6, 5
+    with torch.no_grad():
+        ours = model(ids, attention_mask=mask, labels=labels).loss
+        theirs = hf(input_ids=ids, attention_mask=mask, labels=labels).loss
+    assert abs(ours.item() - theirs.item()) < 1e-5

@@ -323,3 +323,62 @@ def test_an_untied_model_has_its_own_output_matrix_and_the_same_other_weights():
     with torch.no_grad():
         untied.decoder.copy_(untied.word_embeddings.weight)
         assert torch.allclose(untied.score(h), tied.score(h))
+
+
+NO_DROPOUT = {"dropout": 0.0, "attention_dropout": 0.0}  # the same numbers on both routes
+
+
+def ragged(seed=0, b=6, t=14):
+    """A batch of rows of different lengths, padded on the right, with targets in each row."""
+    g = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(3, t + 1, (b,), generator=g)
+    mask = (torch.arange(t)[None, :] < lengths[:, None]).long()
+    ids = torch.randint(5, 60, (b, t), generator=g) * mask
+    ids[:, 0] = 2
+    pick = (torch.rand(b, t, generator=g) < 0.4) & (mask == 1)
+    pick[:, 1] = True  # every row has a target
+    labels = torch.where(pick, ids, torch.full_like(ids, IGNORE_INDEX))
+    segments = (torch.arange(t)[None, :] >= lengths[:, None] // 2).long() * mask
+    return ids, mask, segments, labels
+
+
+@pytest.mark.parametrize("nsp", [False, True])
+def test_the_unpadded_encoder_gives_the_padded_loss_and_gradients(nsp):
+    ids, mask, segments, labels = ragged()
+    is_next = torch.tensor([0, 1, 1, 0, 1, 0]) if nsp else None
+    out, grads = {}, {}
+    for unpad in (True, False):
+        model = MiniBert(BertConfig(**TINY, nsp=nsp, unpad=unpad, **NO_DROPOUT), rng=3)
+        out[unpad] = model(ids, attention_mask=mask, token_type_ids=segments, labels=labels,
+                           is_next=is_next)
+        out[unpad].loss.backward()
+        grads[unpad] = [p.grad for p in model.parameters()]
+    assert torch.allclose(out[True].logits, out[False].logits, atol=1e-5)
+    assert abs(out[True].loss.item() - out[False].loss.item()) < 1e-5
+    if nsp:
+        assert torch.allclose(out[True].nsp_logits, out[False].nsp_logits, atol=1e-5)
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(*grads.values(), strict=True))
+
+
+def test_unpadding_leaves_out_the_columns_of_padding_and_keeps_the_callers_tensors():
+    ids, mask, segments, labels = ragged()
+    ids, mask, segments, labels = (torch.cat([t, torch.zeros_like(t[:, :5])], 1)
+                                   for t in (ids, mask, segments, labels))
+    labels[:, -5:] = IGNORE_INDEX
+    kept = [t.clone() for t in (ids, mask, segments, labels)]
+    model = MiniBert(BertConfig(**TINY, **NO_DROPOUT), rng=3)
+    loss = model(ids, attention_mask=mask, token_type_ids=segments, labels=labels).loss
+    short = model(ids[:, :-5], attention_mask=mask[:, :-5], token_type_ids=segments[:, :-5],
+                  labels=labels[:, :-5]).loss
+    assert abs(loss.item() - short.item()) < 1e-6
+    assert all(torch.equal(a, b) for a, b in zip(kept, (ids, mask, segments, labels),
+                                                  strict=True))
+
+
+def test_a_target_at_the_padding_is_scored_as_without_unpadding():
+    ids, mask, _, labels = ragged()
+    row = int((mask.sum(1) < mask.shape[1]).nonzero()[0])  # a row with padding
+    labels[row, -1] = 7  # a target where the row is padding: scored, as before
+    losses = [MiniBert(BertConfig(**TINY, unpad=unpad, **NO_DROPOUT), rng=3)(
+        ids, attention_mask=mask, labels=labels).loss.item() for unpad in (True, False)]
+    assert abs(losses[0] - losses[1]) < 1e-6

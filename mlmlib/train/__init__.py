@@ -5,7 +5,8 @@ module per part of the job; every name is importable from ``mlmlib.train`` itsel
 
 * :mod:`mlmlib.train.config` - ``Recipe`` (what a run learns: resume compares it) and
   ``RunOptions`` (how it is run: resume leaves it free), every setting checked when it is made,
-  and ``toy_recipe``, the course's measured recipe for the toy world.
+  ``toy_recipe``, the course's measured recipe for the toy world, and
+  ``baseline_toy_recipe``, the one before it (the benchmark's baseline).
 * :mod:`mlmlib.train.setup` - ``build_model`` (MiniBert, or Hugging Face's model behind the
   same call), ``configure_optimizer`` (AdamW and its schedule), ``pick_device`` and
   ``start_processes``; its docstring states the masked-LM protocol a model meets.
@@ -29,11 +30,12 @@ ValueError: rate (the share of tokens to predict) must be a number in (0, 1], go
 """
 
 from mlmlib.train.checkpoint import CheckpointError, read_checkpoint
-from mlmlib.train.config import Recipe, RunOptions, toy_recipe
+from mlmlib.train.config import Recipe, RunOptions, baseline_toy_recipe, toy_recipe
 from mlmlib.train.data import TrainData, eval_batch, text_data, toy_data
 from mlmlib.train.setup import build_model, configure_optimizer, pick_device, start_processes
 from mlmlib.train.trainer import DivergedError, Trainer
 
 __all__ = ["CheckpointError", "DivergedError", "Recipe", "RunOptions", "TrainData", "Trainer",
-           "build_model", "configure_optimizer", "eval_batch", "pick_device", "read_checkpoint",
-           "start_processes", "text_data", "toy_data", "toy_recipe"]
+           "baseline_toy_recipe", "build_model", "configure_optimizer", "eval_batch",
+           "pick_device", "read_checkpoint", "start_processes", "text_data", "toy_data",
+           "toy_recipe"]
