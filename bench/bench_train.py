@@ -219,8 +219,9 @@ def compare_recipes(args) -> int:
                 rates[name].append(rate)
     bf16 = device.type == "cuda"
     target = curves["transformers"][-1][2]  # HF's final eval loss
-    reached = {n: next(((sec, step) for sec, step, loss in curve if loss <= target), None)
-               for n, curve in curves.items()}
+    reached = {n: next(((sec, step) for sec, step, loss in curve[1:] if loss <= target), None)
+               for n, curve in curves.items()}  # after training starts (a tiny smoke run's
+    # untrained model can sit below the target already: that is no time to reach it)
     result = {"benchmark": "train-recipe", "config": args.config, "device": str(device),
               "train_steps": args.train_steps, "chunk_steps": k,
               "data": f"CPython docs, WordPiece vocabulary {len(wordpiece)} (model rows {v}), "
