@@ -52,7 +52,7 @@ from bench._results import (
 )
 from mlmlib.constants import IGNORE_INDEX
 from mlmlib.corpora import Batch
-from mlmlib.model import BertConfig
+from mlmlib.model import BertConfig, MiniBert
 from mlmlib.train import Recipe, RunOptions, TrainData, Trainer, build_model, eval_batch
 
 SIDES = ("mlmlib", "transformers")
@@ -132,9 +132,9 @@ def trainers(models: dict, data: TrainData, recipe: Recipe, device, bf16: bool) 
 def computed_tokens(model, batch: Batch) -> int:
     """The positions of ``batch`` that ``model``'s encoder computes on: the real tokens for a
     MiniBert that unpads (``config.unpad``), every position for any other model."""
-    real = int(batch.attention_mask.sum())
-    return real if getattr(model.config, "unpad", False) and hasattr(model, "_packs") \
-        else batch.attention_mask.numel()
+    model = getattr(model, "_orig_mod", model)  # torch.compile's wrapper: the model inside
+    unpads = isinstance(model, MiniBert) and model.config.unpad  # Hugging Face's never does
+    return int(batch.attention_mask.sum()) if unpads else batch.attention_mask.numel()
 
 
 def timed_steps(trainer: Trainer, chunk: list[Batch]) -> float:

@@ -164,9 +164,10 @@ class Packed:
     length: int  # T
 
     @classmethod
-    def of(cls, attention_mask: torch.Tensor) -> Packed:
-        B, T = attention_mask.shape
-        return cls(attention_mask.reshape(-1).nonzero().squeeze(1), B, T)
+    def of(cls, real: torch.Tensor) -> Packed:
+        """From the ``(B, T)`` bool mask of real tokens."""
+        B, T = real.shape
+        return cls(real.reshape(-1).nonzero().squeeze(1), B, T)
 
     def unpad(self, t: torch.Tensor) -> torch.Tensor:
         """``(B, T, ...)`` to ``(N, ...)``: the real tokens' entries, in order."""
@@ -288,17 +289,19 @@ class MiniBert(nn.Module):
                 weights.append(w)
         return x, weights
 
-    def _packs(self, attention_mask, labels, score_all: bool, want_weights: bool) -> bool:
-        """Whether the encoder may run on the real tokens alone: when it scores the masked
-        slots of a batch with padding, none of them at the padding (and ``config.unpad``)."""
+    def _real_tokens(self, attention_mask, labels, score_all: bool, want_weights: bool):
+        """The ``(B, T)`` bool mask of real tokens when the encoder may run on them alone (it
+        scores the masked slots of a batch with padding, none of them at the padding, and
+        ``config.unpad``); None otherwise."""
         if (not self.config.unpad or score_all or want_weights or attention_mask is None
                 or labels is None):
-            return False
-        real = attention_mask.reshape(-1) != 0  # (B * T,)
-        if bool(real.all()) or bool((labels.reshape(-1)[~real] != IGNORE_INDEX).any()):
-            return False  # nothing to leave out; or a target at the padding, scored as it is
-        # the pooler reads position 0 of every row
-        return not self.config.nsp or bool((attention_mask[:, 0] != 0).all())
+            return None
+        real = attention_mask != 0  # (B, T)
+        if bool(real.all()) or bool((labels[~real] != IGNORE_INDEX).any()):
+            return None  # nothing to leave out; or a target at the padding, scored as it is
+        if self.config.nsp and not bool(real[:, 0].all()):
+            return None  # the pooler reads position 0 of every row
+        return real
 
     def score(self, h: torch.Tensor) -> torch.Tensor:
         """The masked-LM head: every word's score ``s_v`` for hidden states ``(..., d)``."""
@@ -346,12 +349,14 @@ class MiniBert(nn.Module):
         if score_all is None:
             score_all = labels is None
         packed = None
-        if self._packs(attention_mask, labels, score_all, return_attention):
-            T = int(attention_mask.ne(0).any(0).nonzero().max()) + 1  # columns of padding in
-            input_ids, attention_mask, labels = (t[:, :T] for t in (input_ids, attention_mask,
-                                                                    labels))  # every row: out
+        real = self._real_tokens(attention_mask, labels, score_all, return_attention)
+        if real is not None:
+            T = int(real.any(0).nonzero().max()) + 1  # the columns of padding in every row: out
+            input_ids, attention_mask, labels, real = (t[:, :T] for t in (input_ids,
+                                                                          attention_mask, labels,
+                                                                          real))
             token_type_ids = None if token_type_ids is None else token_type_ids[:, :T]
-            packed = Packed.of(attention_mask != 0)
+            packed = Packed.of(real)
         h, weights = self._encode(input_ids, attention_mask, token_type_ids, return_attention,
                                   packed)  # (B, T, d), or (N, d) when packed
         if score_all:
@@ -373,7 +378,7 @@ class MiniBert(nn.Module):
             if packed is None:
                 first = h[:, 0]  # (B, d): the [CLS] position
             else:  # row b's position 0 comes after the real tokens of rows 0..b-1
-                lengths = attention_mask.ne(0).sum(1)  # (B,)
+                lengths = real.sum(1)  # (B,)
                 first = h.index_select(0, lengths.cumsum(0) - lengths)  # (B, d)
             pooled = torch.tanh(self.pooler(first))  # (B, d)
             nsp_logits = self.nsp_head(pooled)  # (B, 2)
