@@ -99,7 +99,7 @@ def _ratio_gap(a: str, b: str) -> Callable[[dict], float]:
 
 # Why these numbers and bounds (the committed CPU outputs in brackets):
 # 1. No training: an untrained model's loss is log |V| [+0.4%], the exact floor [2.1285], the
-#    parameter count the exercise asks for [562,304]; none depends on the device: tight bounds.
+#    mini BERT's parameter count [562,304]; none depends on the device: tight bounds.
 # 2. The toy world trained to its floor (on a GPU: 4,000 steps, bf16): the final eval loss
 #    within 3% of the floor [+0.5%; the recipe's target is 2%, plus room for bf16 and for the
 #    next recipe], its accuracy at least 0.35 [0.392; chance is 1/206; the exact lab's models,

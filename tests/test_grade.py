@@ -164,12 +164,13 @@ def _raise(value) -> str:
 
 PATCH = """\
 import mlmlib.exercises
+import mlmlib.exercises.functions
 import mlmlib.exercises.walkthrough
 import mlmlib.loss
 from mlmlib.exercises import Verdict
 
 always = lambda *args, **kwargs: Verdict(True, "Correct: patched")  # noqa: E731
-for module in (mlmlib.exercises, mlmlib.exercises.walkthrough):
+for module in (mlmlib.exercises, mlmlib.exercises.functions, mlmlib.exercises.walkthrough):
     module.check_slot_loss = module.check_loss_value = always
 mlmlib.loss.slot_loss = lambda scores, target: 0.0
 Verdict.__bool__ = lambda self: True

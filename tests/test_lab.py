@@ -162,7 +162,7 @@ def test_what_jupyterlab_myst_renders_in_a_source_chapter(chromium, tmp_path):
         assert "```{" not in text and ":label:" not in text  # every directive rendered
         assert "Exercise 1" in text and "Exercise 2" in text  # numbered in the notebook alone
         assert "Start of Solution to Exercise 1" in text  # the gate, rendered as a marker...
-        code = page.locator(".jp-CodeCell", has_text="z = z - z.max()")
+        code = page.locator(".jp-CodeCell", has_text="m = s.max()")
         assert code.count() == 1 and code.first.is_visible()  # ...but the solution still shows
         recall = page.locator("details", has_text="Why exponentiate")
         assert recall.count() >= 1  # a dropdown admonition is folded

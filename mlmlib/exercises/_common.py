@@ -135,3 +135,27 @@ def _check_count(answer, expected: int, mistakes: dict[int, str], what: str) -> 
         if delta and value == expected + delta:
             return _no(f"Not yet: {value:,.0f} - {hint}.")
     return _no(f"Not yet: {value:,.0f} is not {expected:,}.")
+
+
+def _kind(result) -> str:
+    """What the reader's function returned, in words, when it is not the numbers expected."""
+    if result is None:
+        return "nothing (None)"
+    try:
+        arr = np.asarray(result.detach() if hasattr(result, "detach") else result)
+        kind = {"c": "complex numbers", "U": "text", "S": "text", "b": "True/False values"}
+        return kind.get(arr.dtype.kind) or f"{type(result).__name__} {result!r}"[:80]
+    except Exception:
+        return type(result).__name__
+
+
+def _number_from(fn, args: tuple, shown: str) -> tuple[float | None, Verdict | None]:
+    """Call the reader's function for one number: (the number, None) or (None, a verdict)."""
+    result, error = _call(fn, *args)
+    if error:
+        return None, _no(f"Not yet: on {shown} your function raised {error}.")
+    value = _as_number(result)
+    if value is None:
+        return None, _no(f"Not yet: on {shown} your function returned {_kind(result)}; expected "
+                         "one number.")
+    return value, None

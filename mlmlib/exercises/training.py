@@ -1,20 +1,33 @@
 """mlmlib.exercises.training - the checkers of the training chapters (training 1-3).
 
 Does: count the weights of a BERT masked-LM model and check a reader's count (training 1),
-check a prediction, "higher" or "lower", against a measurement (training 2), and check the
-perplexity that goes with a loss (training 3), and split a speed-up into its two effects (the
-performance appendix).
+check the exact floor of one sentence of the toy world, computed from its posterior
+(training 2), and a model's loss above the floor, check a prediction, "higher" or "lower",
+against a measurement, and the perplexity that goes with a loss (training 3), and split a
+speed-up into its two effects (the performance appendix).
 
-Does not: train or measure anything - the chapters pass their measured numbers in - or check
-the walkthrough's and the worked examples' exercises.
+Does not: train or measure anything - the chapters pass their measured numbers (or the toy
+world) in - or check the walkthrough's and the worked examples' exercises.
+
+>>> check_parameter_count(109514298, vocab_size=30522, hidden_size=768, layers=12,
+...                       intermediate=3072, max_position=512)
+Correct: 109,514,298 weights.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from mlmlib._checks import number, whole
-from mlmlib.exercises._common import Verdict, _check_count, _check_number, _no, _yes
+from mlmlib.exercises._common import (
+    Verdict,
+    _as_number,
+    _check_count,
+    _check_number,
+    _no,
+    _yes,
+)
 
 
 def bert_parameter_count(vocab_size: int, hidden_size: int, layers: int, intermediate: int,
@@ -33,10 +46,20 @@ def bert_parameter_count(vocab_size: int, hidden_size: int, layers: int, interme
 
 def check_parameter_count(answer, vocab_size: int, hidden_size: int, layers: int,
                           intermediate: int, max_position: int) -> Verdict:
-    """Check a number: how many weights a BERT masked-LM model of this shape has."""
+    """Check a number: how many weights a BERT masked-LM model of this shape has (two segments,
+    a tied decoder, no pooler).
+
+    The usual mistakes are named: the decoder counted apart from the word embeddings, the
+    biases, the position embeddings, the LayerNorms or the head's per-word bias left out, the
+    segment embeddings (or the embeddings' LayerNorm) forgotten, each block's attention output
+    projection or the whole head forgotten, the pooler counted, one block counted instead of
+    ``layers``. An answer within 1% that is none of these is told that a count is exact (the
+    published sizes, "110 million", are rounded).
+    """
     expected = bert_parameter_count(vocab_size, hidden_size, layers, intermediate, max_position)
     d, i = hidden_size, intermediate
     biases = (layers * (3 * d + d + i + d) + d)
+    block = 4 * (d * d + d) + (d * i + i) + (i * d + d) + 2 * (2 * d)  # one encoder block
     mistakes = {
         vocab_size * d: "the decoder shares its weights with the word embeddings (tied): "
                         "count them once",
@@ -45,8 +68,72 @@ def check_parameter_count(answer, vocab_size: int, hidden_size: int, layers: int
         -layers * 4 * d: "each block has two LayerNorms, each with a weight and a bias per "
                          "dimension",
         -vocab_size: "the head adds one bias b_v per word",
+        -2 * d: "2 x hidden_size short: the two segment embeddings (sentence A and B), or the "
+                "embeddings' LayerNorm (a weight and a bias per dimension)",
+        -layers * (d * d + d): "each block's attention ends with an output projection, "
+                               "hidden_size x hidden_size weights and a bias, after the query, "
+                               "key and value",
+        -((d * d + d) + 2 * d + vocab_size): "the masked-LM head has weights of its own: a dense "
+                                             "layer, a LayerNorm and one bias per word",
+        d * d + d: "that counts the pooler (the dense layer on [CLS] for next-sentence "
+                   "prediction); a masked-LM model without NSP has none",
+        -(layers - 1) * block: f"that counts one encoder block; there are {layers}",
     }
-    return _check_count(answer, expected, mistakes, "weights")
+    verdict = _check_count(answer, expected, mistakes, "weights")
+    value = _as_number(answer)
+    if not verdict and value is not None and " is not " in verdict.message \
+            and abs(value - expected) <= 0.01 * expected:
+        return _no(f"Not yet: {value:,.0f} is within 1% but not exact: a count of weights is "
+                   "exact (published sizes such as '110 million' are rounded); recount each "
+                   "part.")
+    return verdict
+
+
+def check_sentence_floor(answer, world, words: Sequence[str],
+                         masked: Sequence[int]) -> Verdict:
+    """Check a number: the exact floor of one sentence of the toy world with its blanks hidden.
+
+    That is the mean, over the blanks, of ``-log P(true word | the visible words)`` in nats,
+    with every blank hidden at once (``world.posterior(words, masked)``): what a perfect reader
+    pays on this sentence, on average per masked word. The usual mistakes are named: the sum
+    over the blanks instead of the mean, log base 10 or 2, the probabilities themselves, the
+    sign, one blank alone, and each blank scored with the other blanks visible.
+    """
+    if not (callable(getattr(world, "posterior", None)) and hasattr(world, "word_id")):
+        raise TypeError(f"world must be a ToyWorld, got {type(world).__name__}")
+    post = world.posterior(words, masked)  # checks the sentence and the positions (raises)
+    words, masked = list(words), list(masked)
+    if not masked:
+        raise ValueError("masked hides no position: the floor is a mean over the blanks, "
+                         "undefined over none")
+    probs = [float(post[k, world.word_id[words[i]]]) for k, i in enumerate(masked)]
+    for i, p in zip(masked, probs, strict=True):
+        if p == 0:
+            raise ValueError(f"words[{i}] = {words[i]!r} cannot stand there: the toy world "
+                             "gives it probability 0, so its -log P is infinite")
+    losses = [-math.log(p) for p in probs]
+    n = len(losses)
+    expected = sum(losses) / n
+    mistakes = {
+        "that is log base 10; the course's log is the natural log": expected / math.log(10),
+        "that is log base 2; the course's log is the natural log": expected / math.log(2),
+        "the sign is flipped: a loss is -log P, positive": -expected,
+        "that is the mean probability of the true words; the loss takes -log of each":
+            sum(probs) / n,
+    }
+    if n > 1:
+        mistakes["that is the sum over the blanks; the floor is the mean per masked word"] = \
+            sum(losses)
+        mistakes["that is the product of the probabilities; take -log of each and average"] = \
+            math.prod(probs)
+        alone = [-math.log(float(world.posterior(words, [i])[0, world.word_id[words[i]]]))
+                 for i in masked]
+        mistakes["that scores each blank with the other blanks visible; the reader sees none "
+                 "of the hidden words (hide them all at once)"] = sum(alone) / n
+        for i, loss in zip(masked, losses, strict=True):
+            mistakes.setdefault(f"that is the blank at position {i} ({words[i]!r}) alone; "
+                                "average over every blank", loss)
+    return _check_number(answer, expected, mistakes, "the mean -log P over the blanks")
 
 
 def check_direction(answer, before: float, after: float, what: str = "the eval loss") -> Verdict:
@@ -75,6 +162,8 @@ def check_perplexity(answer, loss: float) -> Verdict:
         "that is the loss itself; the perplexity is e to the power of the loss": loss,
         "that is e to the power of minus the loss, a probability; the perplexity is e^loss":
             math.exp(-loss),
+        "that is e to the loss rounded to two decimals, as printed; use the unrounded loss":
+            math.exp(round(loss, 2)),
     }
     return _check_number(answer, expected, mistakes, "exp(loss)", tol=max(5e-3, 1e-4 * expected))
 

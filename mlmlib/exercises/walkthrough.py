@@ -1,9 +1,11 @@
 """mlmlib.exercises.walkthrough - the checkers of the walkthrough, Steps 1-7 and its summary.
 
 Does: check hiding positions (Step 1), building the labels (Step 2), the missing probability
-(Step 3), a softmax (Step 4), the loss of one slot (Step 5), the loss summed over M (Step 6),
-the loss of an empty M (Step 7) and a loss computed by hand (the summary). The worked examples
-and the performance page ask some of these again.
+(Step 3), a word's score as a dot product (Step 4), a probability read back from its loss
+(Step 5), the loss of a product of probabilities (Step 6), the gradient of one slot's loss with
+respect to the truth's score (Step 7) and a loss computed by hand (the summary). The function
+checkers (a reader's softmax and loss functions at scores of 1000) are in
+:mod:`mlmlib.exercises.functions`.
 
 Does not: check the exercises that first appear in the worked examples
 (:mod:`mlmlib.exercises.worked`) or in the training chapters
@@ -13,7 +15,7 @@ Does not: check the exercises that first appear in the worked examples
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -21,30 +23,19 @@ import torch
 from mlmlib._checks import number, numbers, probability
 from mlmlib.constants import IGNORE_INDEX
 from mlmlib.exercises._common import (
+    FOUR_DECIMALS,
     Verdict,
     _as_number,
     _as_numbers,
     _call,
     _check_number,
-    _close,
     _function_answer,
+    _kind,
     _no,
-    _verdict_for_number,
     _yes,
 )
-from mlmlib.loss import log_softmax, mlm_loss, slot_loss, softmax
-
-
-def _kind(result) -> str:
-    """What the reader's function returned, in words, when it is not the numbers expected."""
-    if result is None:
-        return "nothing (None)"
-    try:
-        arr = np.asarray(result.detach() if hasattr(result, "detach") else result)
-        kind = {"c": "complex numbers", "U": "text", "S": "text", "b": "True/False values"}
-        return kind.get(arr.dtype.kind) or f"{type(result).__name__} {result!r}"[:80]
-    except Exception:
-        return type(result).__name__
+from mlmlib.exercises.functions import _slot_mistakes
+from mlmlib.loss import slot_loss, softmax
 
 
 def _whole_numbers(result) -> list[int] | None:
@@ -58,18 +49,6 @@ def _whole_numbers(result) -> list[int] | None:
         return [int(v) for v in arr] if arr.ndim == 1 and arr.dtype.kind in "iu" else None
     except Exception:
         return None
-
-
-def _number_from(fn: Callable, args: tuple, shown: str) -> tuple[float | None, Verdict | None]:
-    """Call the reader's function for one number: (the number, None) or (None, a verdict)."""
-    result, error = _call(fn, *args)
-    if error:
-        return None, _no(f"Not yet: on {shown} your function raised {error}.")
-    value = _as_number(result)
-    if value is None:
-        return None, _no(f"Not yet: on {shown} your function returned {_kind(result)}; expected "
-                         "one number.")
-    return value, None
 
 
 _HIDE_CASES = [(["the", "cat", "sat", "on", "the", "mat"], [1]),
@@ -159,6 +138,34 @@ def check_missing_probability(answer, known: Sequence[float]) -> Verdict:
     return _check_number(answer, expected, mistakes, "1 - (the others)")
 
 
+def check_score(answer, w: Sequence[float], h: Sequence[float]) -> Verdict:
+    """Check a number: a word's score, the dot product ``w . h`` of its vector and the thought.
+
+    >>> check_score(1.3, w=[0.8, -0.7, 0.1], h=[0.5, -1.0, 2.0])
+    Correct: 1.3000 matches w . h = 1.3000.
+    """
+    w = numbers(w, "w", ndim=1, empty=False)
+    h = numbers(h, "h", ndim=1, empty=False)
+    if w.shape != h.shape:
+        raise ValueError(f"w and h must have the same length, got {len(w)} and {len(h)}")
+    products = w * h
+    given = _as_numbers(answer)
+    if given is not None and given.shape == products.shape and len(products) > 1 \
+            and np.allclose(given, products, rtol=1e-6, atol=FOUR_DECIMALS):
+        return _no(f"Not yet: those are the {len(products)} products of matching entries; the "
+                   "score is one number, their sum.")
+    with_sign_slip = float(sum(-abs(p) if (a < 0 or b < 0) else p
+                               for a, b, p in zip(w, h, products, strict=True)))
+    mistakes = {
+        "that adds every entry of both lists; a dot product multiplies matching entries, then "
+        "adds the products": float(w.sum() + h.sum()),
+        "that multiplies the two lists' totals; multiply matching entries first, then add the "
+        "products": float(w.sum() * h.sum()),
+        "a sign slipped: a negative times a negative is positive": with_sign_slip,
+    }
+    return _check_number(answer, float(products.sum()), mistakes, "w . h")
+
+
 def check_probability_from_loss(answer, loss: float) -> Verdict:
     """Check a number: the probability of the truth that costs ``loss`` (``-log p = loss``).
 
@@ -191,140 +198,6 @@ def check_loss_from_product(answer, product: float) -> Verdict:
     return _check_number(answer, -math.log(product), mistakes, "-log(product)")
 
 
-# the cases every function checker tries; the last one overflows a softmax without max-subtraction
-_SLOT_CASES = [([1.0, 2.0, 0.0, 1.0], 1), ([0.5, 1.5, 2.0, 0.5], 1), ([3.0, 0.0, 0.0, 0.0], 0),
-               ([-2.0, 0.5, 4.0], 0), ([1000.0, 0.0], 1)]
-
-
-@_function_answer
-def check_softmax(fn) -> Verdict:
-    """Check ``fn(scores) -> probabilities`` on several cases, huge scores included."""
-    if not callable(fn):
-        return _no(f"Not answered yet: expected a function, got {type(fn).__name__}.")
-    for scores, _ in _SLOT_CASES:
-        expected = softmax(scores)
-        result, error = _call(fn, list(scores))
-        if error:
-            return _no(f"Not yet: on scores {scores} your function raised {error}.")
-        got = _as_numbers(result)
-        if got is None or got.shape != expected.shape:
-            kind = _kind(result) if got is None else f"shape {got.shape}"
-            return _no(f"Not yet: on scores {scores} expected {len(scores)} probabilities, "
-                       f"got {kind}.")
-        if not np.all(np.isfinite(got)):
-            return _no(f"Not yet: on scores {scores} you got {got}: exp(1000) overflows. Subtract "
-                       "the largest score from every score before exponentiating.")
-        with np.errstate(over="ignore"):
-            raw_weights = np.exp(np.asarray(scores))
-        if np.allclose(got, raw_weights, rtol=1e-6):
-            return _no(f"Not yet: on scores {scores} those are exp(score); divide by their "
-                       "total Z.")
-        if not np.allclose(got, expected, rtol=1e-6, atol=1e-9):
-            total = got.sum()
-            hint = ("" if math.isclose(total, 1, abs_tol=1e-6)
-                    else f" (they sum to {total:.4f}, not 1)")
-            return _no(f"Not yet: on scores {scores} your probabilities {np.round(got, 4)} "
-                       f"differ from {np.round(expected, 4)}{hint}.")
-    return _yes(f"Correct: your softmax matches on all {len(_SLOT_CASES)} cases, including "
-                "scores of 1000.")
-
-
-def _slot_mistakes(scores: Sequence[float], target: int) -> dict[str, float]:
-    """What the usual wrong answers for ``-log P(target)`` would give on this case."""
-    loss = slot_loss(scores, target)
-    top = int(np.argmax(scores))
-    mistakes = {
-        "the sign is flipped: the loss is -log P, a number >= 0": -loss,
-        "that is log base 10; the course's log is the natural log (np.log, math.log)":
-            loss / math.log(10),
-        "that is log base 2; the course's log is the natural log (np.log, math.log)":
-            loss / math.log(2),
-        "that is the probability P itself; the loss is -log P": math.exp(-loss),
-        "that sums -log P over every word; only the true word counts":
-            float(-log_softmax(scores).sum()),
-    }
-    if top != target:
-        mistakes["that scores the highest-scoring word; use the true word's probability"] = \
-            slot_loss(scores, top)
-    return mistakes
-
-
-@_function_answer
-def check_slot_loss(fn) -> Verdict:
-    """Check ``fn(scores, target) -> -log P(target)`` on several cases, huge scores included."""
-    if not callable(fn):
-        return _no(f"Not answered yet: expected a function, got {type(fn).__name__}.")
-    for scores, target in _SLOT_CASES:
-        expected = slot_loss(scores, target)
-        shown = f"scores {scores}, target {target}"
-        value, verdict = _number_from(fn, (list(scores), target), shown)
-        if verdict is not None:
-            return verdict
-        if not math.isfinite(value) and max(scores) >= 1000:
-            return _no(f"Not yet: on {shown} you got {value}: exp(1000) overflows. Subtract the "
-                       "largest score from every score before exponentiating.")
-        if not _close(value, expected):
-            return _no(f"On {shown}: " + _verdict_for_number(value, expected,
-                                                             _slot_mistakes(scores, target)))
-    return _yes(f"Correct: your function matches slot_loss on all {len(_SLOT_CASES)} cases, "
-                "including scores of 1000.")
-
-
-# cases for check_mlm_loss: (logits, labels); the last has an empty M
-_MLM_CASES = [
-    ([[1.0, 2.0, 0.0, 1.0], [0.5, 1.5, 2.0, 0.5], [3.0, 0.0, 0.0, 0.0]], [1, IGNORE_INDEX, 0]),
-    ([[0.2, -1.0, 2.0], [1.0, 1.0, 1.0], [4.0, 0.0, -4.0], [0.0, 3.0, 1.0]],
-     [2, 0, IGNORE_INDEX, 1]),
-    ([[1000.0, 0.0], [0.0, 0.0]], [1, IGNORE_INDEX]),
-    ([[1.0, 2.0], [3.0, 4.0]], [IGNORE_INDEX, IGNORE_INDEX]),
-]
-
-
-def _mlm_mistakes(logits, labels) -> dict[str, float]:
-    lg, lb = torch.tensor(logits, dtype=torch.float64), torch.tensor(labels)
-    total = float(mlm_loss(lg, lb))
-    m = int((lb != IGNORE_INDEX).sum())
-    per_position = -torch.log_softmax(lg, -1)
-    every = float(per_position.gather(1, lb.clamp(min=0)[:, None]).sum())
-    mistakes = {
-        "the sign is flipped: the loss is a sum of -log P": -total,
-        "that uses log base 10; the course's log is the natural log": total / math.log(10),
-        f"that sums over every position, masked or not; only positions in M count "
-        f"(labels other than {IGNORE_INDEX})": every,
-    }
-    if m > 1:
-        mistakes["that is the mean over M (what PyTorch reports); the formula is the sum"] = \
-            total / m
-    return mistakes
-
-
-@_function_answer
-def check_mlm_loss(fn) -> Verdict:
-    """Check ``fn(logits, labels) -> sum over M of -log P(label)``; labels use IGNORE_INDEX.
-
-    The cases include huge scores and an empty M, whose loss must be exactly 0.
-    """
-    if not callable(fn):
-        return _no(f"Not answered yet: expected a function, got {type(fn).__name__}.")
-    for logits, labels in _MLM_CASES:
-        expected = float(mlm_loss(logits, labels))
-        shown = f"labels {labels}"
-        value, verdict = _number_from(fn, ([list(row) for row in logits], list(labels)), shown)
-        if verdict is not None:
-            return verdict
-        if all(lab == IGNORE_INDEX for lab in labels) and not value == 0:
-            return _no(f"Not yet: with M empty ({shown}) you got {value}; the empty sum is 0 "
-                       "(a mean would be 0/0).")
-        if not math.isfinite(value):
-            return _no(f"Not yet: on {shown} you got {value}: subtract each row's largest score "
-                       "before exponentiating.")
-        if not _close(value, expected):
-            return _no(f"On {shown}: " + _verdict_for_number(value, expected,
-                                                             _mlm_mistakes(logits, labels)))
-    return _yes(f"Correct: your loss matches mlm_loss on all {len(_MLM_CASES)} cases, "
-                "including huge scores and an empty M.")
-
-
 def check_empty_loss(answer) -> Verdict:
     """Check a number: the course's loss (a sum over M) when M is empty."""
     value = _as_number(answer)
@@ -334,6 +207,34 @@ def check_empty_loss(answer) -> Verdict:
     return _check_number(answer, 0.0, {"that is log |V|, the loss of a uniform guess at one "
                                        "slot; with no slot there is nothing to add":
                                        math.log(30000)}, "the empty sum")
+
+
+def check_truth_gradient(answer, scores: Sequence[float], target: int) -> Verdict:
+    """Check a number: how fast one slot's loss changes with the truth's score, ``P(t) - 1``.
+
+    The gradient of ``-log P(t)`` with respect to the scores is ``p - onehot(t)``: ``P(v)`` for
+    every other word, ``P(t) - 1`` for the truth. Each entry lies between -1 and 1.
+    """
+    loss = slot_loss(scores, target)  # refuses scores or a target that do not fit
+    probs = softmax(scores)
+    p = float(probs[target])
+    expected = p - 1
+    mistakes = {
+        "the sign is flipped: raising the truth's score lowers the loss, so the gradient is "
+        "negative, P - 1": 1 - p,
+        "that is the truth's probability P itself; for the true word the gradient is P - 1": p,
+        "that is the loss -log P itself, not how fast it changes": loss,
+    }
+    if p > 0:
+        mistakes["that is -1/P, how fast the loss changes with P itself; with the score it "
+                 "changes by P - 1"] = -1 / p
+        mistakes["that is 1/P; the loss changes with P itself at -1/P, and with the truth's "
+                 "score at P - 1"] = 1 / p
+    top = int(np.argmax(probs))
+    if top != target:
+        mistakes["that is the gradient for the top-scoring word, P(top); the truth's entry is "
+                 "P(truth) - 1"] = float(probs[top])
+    return _check_number(answer, expected, mistakes, "P - 1")
 
 
 def check_loss_value(answer, scores: Sequence[float], target: int) -> Verdict:

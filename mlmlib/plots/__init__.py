@@ -16,6 +16,8 @@ One module per part of the book; every name is importable from ``mlmlib.plots`` 
 * :mod:`mlmlib.plots.walkthrough` - the walkthrough, Steps 1-7 and the summary (the worked
   examples reuse most of these figures).
 * :mod:`mlmlib.plots.worked` - the figures that first appear in the worked examples.
+* :mod:`mlmlib.plots.step` - one training step by hand: the learning rate's schedule, and
+  the training against the held-out loss.
 * :mod:`mlmlib.plots.training` - the training chapters.
 * :mod:`mlmlib.plots.lab` - the exact lab: results over seeds, calibration, joint tables.
 * :mod:`mlmlib.plots.encoder` - inside the encoder: matrices as heat maps, attention weights,
@@ -48,7 +50,8 @@ from mlmlib.plots.encoder import (
     seed_dots,
 )
 from mlmlib.plots.lab import joint_and_product, lines_with_spread, reliability_diagram
-from mlmlib.plots.training import attention_bars, top_words, training_curve
+from mlmlib.plots.step import learning_rate_curve, train_and_held_out
+from mlmlib.plots.training import attention_bars, hidden_chain, top_words, training_curve
 from mlmlib.plots.walkthrough import (
     PIPELINE,
     edge_cases,
@@ -79,7 +82,9 @@ __all__ = [
     "gelu_curve",
     "grouped_bars",
     "heat_panels",
+    "hidden_chain",
     "joint_and_product",
+    "learning_rate_curve",
     "lines_with_spread",
     "loss_tower",
     "neg_log_curve",
@@ -94,5 +99,6 @@ __all__ = [
     "softmax_stages",
     "token_row",
     "top_words",
+    "train_and_held_out",
     "training_curve",
 ]

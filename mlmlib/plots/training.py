@@ -1,8 +1,9 @@
 """mlmlib.plots.training - the figures of the training chapters (training 1-3).
 
-Does: draw the most likely words for a masked slot (training 1 and 2), the eval loss against
-the training steps with its baselines (training 2 and 3), and how much one position attends
-to every other (training 2).
+Does: draw a hidden Markov model writing a sentence, state by state (training 1), the most
+likely words for a masked slot (training 1 and 2), the eval loss against the training steps
+with its baselines (training 2 and 3), and how much one position attends to every other
+(training 2).
 
 Does not: train or evaluate anything - :mod:`mlmlib.train` does, and the chapters pass its
 numbers in - or draw the walkthrough's and the worked examples' figures.
@@ -14,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.patches import FancyBboxPatch
 
 from mlmlib._checks import indices, items, mapping, numbers
 from mlmlib.plots._common import (
@@ -28,6 +30,71 @@ from mlmlib.plots._common import (
     _single_axes,
     _titled,
 )
+
+# the two columns of hidden_chain: their left edges and widths (the axes run from 0 to 1)
+CHAIN_STATES = (0.03, 0.42)
+CHAIN_WORDS = (0.68, 0.29)
+HIDDEN_FILL = "#D9D9D9"
+
+
+def hidden_chain(states: Sequence[str], words: Sequence[str], step_probs: Sequence[float],
+                 word_probs: Sequence[float], ax=None) -> Figure:
+    """A hidden Markov model writing a sentence, top to bottom: one row per word.
+
+    On the left, the hidden states the sentence went through (grey: a reader never sees them),
+    each joined to the next by ``step_probs``, the probability of that step,
+    P(next state | this state); on the right, the word each state wrote, joined to its state
+    by ``word_probs``, the probability of that state writing that word. The column runs top to
+    bottom so that it stays readable at phone width.
+    """
+    states = items(states, "states", "state names", text=True, empty=False, ordered=True)
+    words = items(words, "words", "words", text=True, empty=False, ordered=True)
+    if len(states) != len(words):
+        raise ValueError(f"{len(states)} states but {len(words)} words: each state writes one "
+                         "word")
+    step_probs = numbers(step_probs, "step_probs", 0, 1, ndim=1)
+    word_probs = numbers(word_probs, "word_probs", 0, 1, ndim=1)
+    n = len(states)
+    if len(step_probs) != n - 1:
+        raise ValueError(f"{len(step_probs)} step_probs for {n} states: one per step from a "
+                         f"state to the next, so {n - 1}")
+    if len(word_probs) != n:
+        raise ValueError(f"{len(word_probs)} word_probs for {n} states: one per state")
+    fig, ax = _single_axes(ax, (5.6, 0.95 * n + 0.8))
+    for k, (state, word) in enumerate(zip(states, words, strict=True)):
+        y = n - 1 - k
+        for (left, width), text, fill in ((CHAIN_STATES, state, HIDDEN_FILL),
+                                          (CHAIN_WORDS, word, "white")):
+            ax.add_patch(FancyBboxPatch((left, y + 0.2), width, 0.6, boxstyle="round,pad=0.02",
+                                        facecolor=fill, edgecolor=OTHER_COLOUR))
+            ax.text(left + width / 2, y + 0.5, text, ha="center", va="center",
+                    fontsize=FONT_SIZE, family="monospace" if fill == HIDDEN_FILL else None)
+        start, end = sum(CHAIN_STATES) + 0.02, CHAIN_WORDS[0] - 0.02
+        ax.annotate("", xy=(end, y + 0.5), xytext=(start, y + 0.5),
+                    arrowprops={"arrowstyle": "-|>", "color": OKABE_ITO["orange"]})
+        ax.text((start + end) / 2, y + 0.56, f"{word_probs[k]:.3f}", ha="center", va="bottom",
+                fontsize=FONT_SIZE - 2)
+        if k < n - 1:
+            middle = CHAIN_STATES[0] + CHAIN_STATES[1] / 2
+            ax.annotate("", xy=(middle, y - 0.18), xytext=(middle, y + 0.18),
+                        arrowprops={"arrowstyle": "-|>", "color": "black"})
+            ax.text(middle + 0.03, y, f"{step_probs[k]:.3f}", ha="left", va="center",
+                    fontsize=FONT_SIZE - 2)
+    ax.text(CHAIN_STATES[0] + CHAIN_STATES[1] / 2, n + 0.05, "hidden state", ha="center",
+            va="bottom", fontsize=FONT_SIZE, fontweight="bold")
+    ax.text(CHAIN_WORDS[0] + CHAIN_WORDS[1] / 2, n + 0.05, "the word it writes", ha="center",
+            va="bottom", fontsize=FONT_SIZE, fontweight="bold")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-0.1, n + 0.5)
+    ax.axis("off")
+    said = [f"{_plain(states[0])} writes {_plain(words[0])} (probability {_fmt(word_probs[0])})"]
+    said += [f"with probability {_fmt(step_probs[k - 1])} the next state is "
+             f"{_plain(states[k])}, which writes {_plain(words[k])} ({_fmt(word_probs[k])})"
+             for k in range(1, n)]
+    _alt(ax, f"A hidden Markov model writing {n} words, one row per word, top to bottom: the "
+         f"hidden state on the left, the word it writes on the right. The first state "
+         + "; ".join(said) + ".")
+    return fig
 
 
 def top_words(words: Sequence[str], probs: Sequence[float], truth: str | None = None,
