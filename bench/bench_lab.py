@@ -31,7 +31,8 @@ deviation, min and max.
    mean ``q``, mean ``p`` and count. ``ece`` is ``sum_b count_b / N * |mean q_b - mean p_b|``
    over those pairs (dominated by the many pairs near 0, hence small); ``top1_ece`` is the
    same over one pair per slot, the model's top word (its confidence against the exact
-   probability of that word). For seed 0 the ``WORST`` slots with the largest KL are listed.
+   probability of that word), with its own bins, ``top1_reliability``. For seed 0 the
+   ``WORST`` slots with the largest KL are listed.
 
     python -m bench.bench_lab                  # the full run (estimated 15 minutes on 2 quiet
                                                # cores; 69 minutes on a shared machine)
@@ -71,7 +72,8 @@ standard deviation, 0 with one seed)::
             "runs": [{"seed": int, "kl": float, "tv": float, "ece": float, "top1_ece": float,
                       "special_mass": float,
                       "reliability": {"mean_model": [float], "mean_exact": [float],
-                                      "count": [int]}}],      # one entry per bin
+                                      "count": [int]},        # one entry per bin
+                      "top1_reliability": {...}}],  # the same, the top word of each slot
             "summary": {"kl": summary, "tv": ..., "ece": ..., "top1_ece": ...,
                         "special_mass": ...},
             "worst": [{"sentence": "the ___ sat on [MASK] mat .", "kl": float,
@@ -228,11 +230,11 @@ def calibration(logits: torch.Tensor, exact: torch.Tensor, offset: int):
     kl = compare_with_exact(exact, q)["kl"]  # (|M|,)
     reliability = bins(q.flatten(), exact.flatten())
     top = q.argmax(-1, keepdim=True)
+    top1 = bins(q.gather(1, top).squeeze(1), exact.gather(1, top).squeeze(1))  # one pair a slot
     record = {"kl": kl.mean().item(), "tv": 0.5 * (exact - q).abs().sum(-1).mean().item(),
-              "ece": reliability.pop("ece"),
-              "top1_ece": bins(q.gather(1, top).squeeze(1), exact.gather(1, top).squeeze(1))["ece"],
+              "ece": reliability.pop("ece"), "top1_ece": top1.pop("ece"),
               "special_mass": full[:, :offset].sum(-1).mean().item(),
-              "reliability": reliability}
+              "reliability": reliability, "top1_reliability": top1}
     return record, kl
 
 
@@ -270,7 +272,7 @@ def summarize(runs: list[dict]) -> dict:
     """``summary`` of every number in the runs (nested one level), over the seeds."""
     out = {}
     for key, value in runs[0].items():
-        if key in ("seed", "reliability"):
+        if key in ("seed", "reliability", "top1_reliability"):
             continue
         if isinstance(value, dict):
             out[key] = summarize([r[key] for r in runs])
