@@ -88,3 +88,29 @@ def test_a_page_that_uses_a_paper_cites_it(path):
     for pattern, key in PAPERS.items():
         if re.search(pattern, text):
             assert key in cited, f"{path.name} mentions {pattern!r} without {{cite}}`{key}`"
+
+
+# A duration in the prose: a number with a unit of time ("13 s", "2 minutes", "40ms"), or one
+# spelled out ("a few seconds", "about a minute"). Inline code and maths are not prose.
+DURATION = re.compile(
+    r"(?<![\w.$])\d[\d,.]*(?:\s(?:s|ms|seconds?|minutes?|hours?|h)|(?:ms|min))\b"
+    r"|\b(?:one|two|three|four|five|ten|twenty|thirty|a few|several|some|many)\s"
+    r"(?:seconds|minutes|hours)\b|\b(?:an?|one)\s(?:minute|hour)\b|\bhalf an hour\b", re.I)
+
+
+def test_the_duration_pattern():
+    for typed in ("takes 13 s", "about a minute", "in a few seconds", "2 minutes", "40ms"):
+        assert DURATION.search(typed), typed
+    for fine in ("a second game", "ten 1s", "`13 s`", "2 seeds", "a 5-minute"):
+        assert not DURATION.search(re.sub(r"`[^`\n]*`", "", fine)), fine
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_no_markdown_types_a_duration(path):
+    """Durations depend on the machine: the prose quotes the times the cells print instead."""
+    for k, cell in enumerate(_load(path)["cells"]):
+        if cell["cell_type"] != "markdown":
+            continue
+        text = re.sub(r"\$[^$]*\$", "", re.sub(r"`[^`\n]*`", "", "".join(cell["source"])))
+        typed = DURATION.search(text)
+        assert not typed, f"{path.name}, cell {k}: a typed duration, {typed.group()!r}"
