@@ -104,11 +104,17 @@ def _close(a: float, b: float, tol: float = 1e-6) -> bool:
 FOUR_DECIMALS = 5e-5 + 1e-9  # a number typed to 4 decimals is within this of the truth
 
 
+def _named(answer: float, mistakes: dict[str, float], tol: float = 1e-6) -> str | None:
+    """The hint of the usual mistake that gives ``answer``, or None when none does."""
+    return next((hint for hint, value in mistakes.items()
+                 if abs(answer - value) <= tol or _close(answer, value)), None)
+
+
 def _verdict_for_number(answer: float, expected: float, mistakes: dict[str, float],
                         tol: float = 1e-6) -> str:
-    for hint, value in mistakes.items():
-        if abs(answer - value) <= tol or _close(answer, value):
-            return f"Not yet: {answer:.4f} - {hint}."
+    hint = _named(answer, mistakes, tol)
+    if hint is not None:
+        return f"Not yet: {answer:.4f} - {hint}."
     return f"Not yet: {answer:.4f} is not {expected:.4f}."
 
 

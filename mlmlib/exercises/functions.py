@@ -27,6 +27,7 @@ from mlmlib.exercises._common import (
     _close,
     _function_answer,
     _kind,
+    _named,
     _no,
     _number_from,
     _verdict_for_number,
@@ -63,12 +64,6 @@ def _underflow(shown: str, value: float, expected: float, gap: float) -> Verdict
                "too small if you kept it above 0. Subtracting the largest score does not help "
                "here: use -log P(t) = logsumexp(s) - s_t, with logsumexp(s) = m + log sum_v "
                "exp(s_v - m) and m the largest score.")
-
-
-def _named(value: float, mistakes: dict[str, float]) -> str | None:
-    """The hint of the usual mistake that gives ``value``, or None when none does."""
-    return next((hint for hint, wrong in mistakes.items()
-                 if abs(value - wrong) <= 1e-6 or _close(value, wrong)), None)
 
 
 @_function_answer

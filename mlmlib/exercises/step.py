@@ -27,11 +27,7 @@ import numpy as np
 
 from mlmlib._checks import number, numbers, whole
 from mlmlib.exercises._common import Verdict, _as_number, _as_numbers, _no, _yes
-
-
-def _softmax(s: np.ndarray) -> np.ndarray:
-    e = np.exp(s - s.max())
-    return e / e.sum()
+from mlmlib.loss import softmax
 
 
 def check_score_gradient(answer, scores: Sequence[float], target: int) -> Verdict:
@@ -39,7 +35,7 @@ def check_score_gradient(answer, scores: Sequence[float], target: int) -> Verdic
     ``scores`` of one slot, ``p - onehot`` (to 4 decimals)."""
     s = numbers(scores, "scores", ndim=1, empty=False)
     t = whole(target, "target (the true word's index)", 0, len(s) - 1)
-    p = _softmax(s)
+    p = softmax(s)
     onehot = np.eye(len(s))[t]
     expected = p - onehot
     got = _as_numbers(answer)
