@@ -7,6 +7,8 @@ One module per stage of the loss ``L_MLM = -sum_{i in M} log P(x_i | x_\\M)``:
 * :mod:`mlmlib.model` - read both sides and score every word: the mini BERT.
 * :mod:`mlmlib.tokenizer`, :mod:`mlmlib.corpora` and :mod:`mlmlib.toyworld` - the data: text to
   tokens to ids, corpora that need no download, and a toy language with an exact loss floor.
+* :mod:`mlmlib.probe` - a linear probe: how much of a target distribution (the toy world's
+  exact posterior over a blank's slot, say) a layer's features tell.
 * :mod:`mlmlib.hf` - export to and import from Hugging Face's format (needs ``transformers``).
 * :mod:`mlmlib.constants` - ``IGNORE_INDEX``, the one value the stages share.
 * :mod:`mlmlib.plots` - the course's figures (never imported by the core).

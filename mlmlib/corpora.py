@@ -42,7 +42,18 @@ from typing import NamedTuple
 
 import torch
 
-from mlmlib._checks import flag, generator, ids, items, kind, mapping, number, pathlike, whole
+from mlmlib._checks import (
+    flag,
+    generator,
+    ids,
+    items,
+    kind,
+    mapping,
+    number,
+    one_of,
+    pathlike,
+    whole,
+)
 from mlmlib.masking import mask_tokens
 from mlmlib.tokenizer import basic_tokenize
 from mlmlib.tokenizer.basic import _has_words
@@ -298,7 +309,7 @@ def mask_batch(batch: Batch, vocab_size: int, mask_token_id: int, special_ids: S
 
 
 def unigram_baseline(rows: Batch, targets, vocab_size: int,
-                     special_ids: Sequence[int]) -> float:
+                     special_ids: Sequence[int], reduction: str = "mean") -> float | torch.Tensor:
     r"""The mean ``-log P(target)`` of a reader that ignores context: the unigram baseline.
 
     .. math::
@@ -309,7 +320,9 @@ def unigram_baseline(rows: Batch, targets, vocab_size: int,
     every special id left out, since no target is ever one of them), :math:`N` is their total
     and :math:`K` the number of ordinary ids in the vocabulary; the one-half added to every
     count keeps a token never seen in training finite. ``targets`` are the ids to score (the
-    labels of an evaluation set that are not ``IGNORE_INDEX``).
+    labels of an evaluation set that are not ``IGNORE_INDEX``). ``reduction="none"`` returns
+    each target's ``-log P`` instead of their mean, as ``torch.nn.functional.cross_entropy``
+    does, so that the baseline can be compared with a model target by target.
 
     >>> ids = torch.tensor([[2, 7, 7, 8, 3]])  # [CLS] 7 7 8 [SEP]: c_7 = 2, N = 3
     >>> rows = Batch(ids, torch.ones_like(ids), torch.zeros_like(ids))
@@ -322,6 +335,7 @@ def unigram_baseline(rows: Batch, targets, vocab_size: int,
         raise ValueError(f"rows.input_ids {tuple(tokens.shape)} and rows.attention_mask "
                          f"{tuple(mask.shape)} must have one shape")
     vocab_size = whole(vocab_size, "vocab_size", least=1)
+    one_of(reduction, "reduction", ("mean", "none"))
     special = torch.tensor(sorted(set(_token_ids(special_ids, "special_ids"))), dtype=torch.long)
     seen = tokens[mask.bool()].long()
     outside = seen[(seen < 0) | (seen >= vocab_size)].tolist() + [
@@ -342,4 +356,4 @@ def unigram_baseline(rows: Batch, targets, vocab_size: int,
     counts = torch.bincount(seen, minlength=vocab_size).double()
     ordinary = vocab_size - len(special)
     p = (counts[targets] + 0.5) / (len(seen) + 0.5 * ordinary)
-    return float(-p.log().mean())
+    return float(-p.log().mean()) if reduction == "mean" else -p.log()

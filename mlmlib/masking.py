@@ -11,6 +11,8 @@ Does:
   - ``"bernoulli"``: each candidate independently with probability ``rate`` (Hugging Face's
     ``DataCollatorForLanguageModeling``). ``|M|`` then varies, and can be 0.
 
+* :func:`span_positions` picks a given number of positions in contiguous spans of geometric
+  length (SpanBERT's masks), to compare with the same number of single tokens.
 * :func:`mask_tokens` does BERT's corruption on a batch of token ids: of the chosen positions,
   80% become ``[MASK]``, 10% a random word, 10% stay as they are (all three shares configurable),
   and the labels keep the original token at every chosen position and ``IGNORE_INDEX``
@@ -58,6 +60,7 @@ __all__ = [
     "is_continuation",
     "mask_positions",
     "mask_tokens",
+    "span_positions",
 ]
 
 RULES = ("bert", "bernoulli")
@@ -138,18 +141,79 @@ def choose_positions(candidates, rate: float = 0.15, *, rule: str = "bert",
     """
     max_predictions = _check_rule(rule, max_predictions)
     rate = probability(rate, "rate")
-    if isinstance(candidates, str | bytes) or not isinstance(candidates, Iterable) or (
-            getattr(candidates, "ndim", None) == 0):  # a count: a Python, NumPy or 0-d integer
-        pool = torch.arange(whole(candidates, "candidates (a count n, or positions)", least=0))
-    else:
-        if getattr(candidates, "ndim", 1) != 1:
-            raise TypeError(f"candidates must be a count n or a 1-D list of positions, got "
-                            f"shape {tuple(candidates.shape)}")
-        pool = torch.tensor(indices(candidates, "candidates", unique=True), dtype=torch.long,
-                            device=candidates.device if torch.is_tensor(candidates) else None)
+    pool = _pool(candidates)
     chosen = _select(torch.ones(1, pool.numel(), dtype=torch.bool), rate, rule, max_predictions,
                      generator(rng))[0]
     return pool[chosen].sort().values
+
+
+def _pool(candidates) -> torch.Tensor:
+    """The candidate positions, a 1-D ``torch.long`` tensor: ``0..n-1`` for a count ``n``."""
+    if isinstance(candidates, str | bytes) or not isinstance(candidates, Iterable) or (
+            getattr(candidates, "ndim", None) == 0):  # a count: a Python, NumPy or 0-d integer
+        return torch.arange(whole(candidates, "candidates (a count n, or positions)", least=0))
+    if getattr(candidates, "ndim", 1) != 1:
+        raise TypeError(f"candidates must be a count n or a 1-D list of positions, got "
+                        f"shape {tuple(candidates.shape)}")
+    return torch.tensor(indices(candidates, "candidates", unique=True), dtype=torch.long,
+                        device=candidates.device if torch.is_tensor(candidates) else None)
+
+
+# P(L = k) = p (1 - p)^(k - 1) / Z  for k = 1..max_span: SpanBERT's geometric, cut at max_span
+def span_positions(candidates, count: int, *, rng, p: float = 0.2,
+                   max_span: int = 10) -> torch.Tensor:
+    r"""Choose ``count`` of the candidate positions in contiguous spans, as SpanBERT does.
+
+    Span after span until ``count`` positions are chosen: a length ``L`` drawn from the
+    geometric distribution cut at ``K = max_span``,
+
+    .. math::
+
+        P(L = k) = \frac{p (1 - p)^{k - 1}}{\sum_{j=1}^{K} p (1 - p)^{j - 1}},
+        \qquad k = 1, \dots, K
+
+    (mean 3.8 for SpanBERT's ``p = 0.2``, ``max_span = 10``), cut to the budget that is left so
+    the total is exactly ``count``; then a start drawn uniformly among those where the span
+    overlaps no earlier one (a start that collides is drawn again). Where no start fits (a row
+    almost full), the span shrinks until one does. Spans may touch, and then read as one longer
+    run. ``p = 1`` gives spans of one token: ``count`` positions uniformly at random.
+
+    Args:
+        candidates: ``n`` (positions ``0..n-1``) or a list of candidate positions; a span runs
+            over consecutive candidates, in sorted order.
+        count: how many positions to choose, at most the number of candidates.
+        rng: a seed or a ``torch.Generator``.
+        p: the geometric distribution's parameter, in ``(0, 1]``.
+        max_span: the longest span.
+
+    Returns:
+        the ``count`` chosen positions, sorted, as a 1-D ``torch.long`` tensor.
+
+    >>> span_positions(30, 8, rng=4)  # 8 positions, in three runs
+    tensor([ 5,  6,  7, 14, 15, 16, 20, 21])
+    """
+    pool = _pool(candidates).sort().values
+    count = whole(count, "count", least=0)
+    if count > len(pool):
+        raise ValueError(f"count = {count} is more than the {len(pool)} candidates")
+    p = probability(p, "p", above=True)
+    max_span = whole(max_span, "max_span", least=1)
+    gen = generator(rng)
+    weights = p * (1 - p) ** torch.arange(max_span, dtype=torch.float64)  # P(L = 1..max_span)
+    taken = torch.zeros(len(pool), dtype=torch.bool)
+    left = count
+    while left:
+        length = min(int(torch.multinomial(weights, 1, generator=gen)) + 1, left)
+        free = torch.cat([torch.zeros(1, dtype=torch.long), (~taken).long().cumsum(0)])
+        fits = free[length:] - free[:-length] == length  # (n - L + 1,): span [s, s + L) free
+        while not fits.any():  # no room for this length: shrink (one token always fits)
+            length -= 1
+            fits = free[length:] - free[:-length] == length
+        starts = fits.nonzero()[:, 0]
+        s = int(starts[torch.randint(len(starts), (), generator=gen)])
+        taken[s:s + length] = True
+        left -= length
+    return pool[taken.to(pool.device)]
 
 
 def is_continuation(pieces: Sequence[str]) -> list[bool]:

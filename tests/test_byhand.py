@@ -166,6 +166,18 @@ def test_range_verdict_and_ablation_verdict():
         byhand.ablation_verdict(full, full[:, :3])
 
 
+def test_still_falling_measures_the_last_drop_of_each_seed():
+    curves = np.array([[5, 4, 3, 2.5, 2.0], [5, 4, 3, 2.0, 2.0], [5, 4, 2, 2.2, 2.4]])
+    r = byhand.still_falling(curves, last=3)
+    assert r["drops"] == pytest.approx([1.0, 1.0, -0.4]) and r["last"] == 3
+    assert r["every_seed"] is False  # the third seed rose at the end
+    assert byhand.still_falling(curves[:1], last=2)["every_seed"] is True
+    with pytest.raises(ValueError, match="last"):
+        byhand.still_falling(curves, last=1)
+    with pytest.raises(ValueError, match="last"):
+        byhand.still_falling(curves, last=6)
+
+
 def test_forward_equals_the_float32_model_to_its_rounding():
     model = make(seed=3)
     logits, _ = byhand.forward(byhand.weights_of(model), IDS, KEEP, SEGMENTS)

@@ -228,6 +228,10 @@ def test_unigram_baseline_counts_only_ordinary_tokens():
     # ordinary tokens 7, 7, 8, 9: N = 4; K = 10 - 5 = 5
     expected = -(math.log(2.5 / 6.5) + math.log(0.5 / 6.5)) / 2  # a 7 and an unseen 6
     assert unigram_baseline(rows, torch.tensor([7, 6]), 10, special) == pytest.approx(expected)
+    each = unigram_baseline(rows, torch.tensor([7, 6]), 10, special, reduction="none")
+    assert each.tolist() == pytest.approx([-math.log(2.5 / 6.5), -math.log(0.5 / 6.5)])
+    with pytest.raises(ValueError, match="reduction"):
+        unigram_baseline(rows, torch.tensor([7]), 10, special, reduction="sum")
     with pytest.raises(ValueError, match="ordinary token id"):
         unigram_baseline(rows, torch.tensor([3]), 10, special)  # [SEP] is never a target
     with pytest.raises(ValueError, match="no targets"):

@@ -14,6 +14,7 @@ from mlmlib.masking import (
     is_continuation,
     mask_positions,
     mask_tokens,
+    span_positions,
 )
 
 # A small vocabulary: ids 0..4 are special, 5..99 ordinary.
@@ -285,3 +286,82 @@ def test_special_ids_may_be_tensor_scalars():
                              special_ids=list(torch.tensor(SPECIAL)), rng=5)
     assert torch.equal(as_ints.input_ids, as_tensors.input_ids)
     assert torch.equal(as_ints.labels, as_tensors.labels)
+
+
+# ----------------------------------------------------------------------------- span masks
+
+
+def runs(positions):
+    """The lengths of the runs of consecutive positions in a sorted list."""
+    out = []
+    for k, pos in enumerate(positions):
+        if k and pos == positions[k - 1] + 1:
+            out[-1] += 1
+        else:
+            out.append(1)
+    return out
+
+
+def test_span_positions_gives_exactly_count_distinct_sorted_positions():
+    for seed in range(20):
+        for n, count in [(1, 1), (7, 3), (20, 6), (50, 50), (200, 30), (10, 0)]:
+            out = span_positions(n, count, rng=seed)
+            assert out.dtype == torch.long and out.shape == (count,)
+            assert out.unique().tolist() == out.tolist()  # distinct and sorted
+            assert all(0 <= pos < n for pos in out.tolist())
+    pool = [2, 3, 5, 8, 9, 10, 11, 20]
+    out = span_positions(pool, 5, rng=0, max_span=3)
+    assert len(out) == 5 and set(out.tolist()) <= set(pool)
+    assert span_positions(torch.tensor(pool[::-1]), 5, rng=0, max_span=3).tolist() == out.tolist()
+
+
+def test_span_positions_is_seeded():
+    a, b = span_positions(100, 20, rng=3), span_positions(100, 20, rng=3)
+    assert torch.equal(a, b) and not torch.equal(a, span_positions(100, 20, rng=4))
+    g = torch.Generator().manual_seed(3)
+    assert torch.equal(span_positions(100, 20, rng=g), a)  # a seed is a fresh generator
+    assert not torch.equal(span_positions(100, 20, rng=g), a)  # which advances
+
+
+def test_spans_are_contiguous_with_the_cut_geometric_mean_length():
+    p, max_span = 0.2, 10
+    weights = [p * (1 - p) ** (k - 1) for k in range(1, max_span + 1)]
+    mean = sum(k * w for k, w in enumerate(weights, 1)) / sum(weights)
+    assert mean == pytest.approx(3.8, abs=0.01)  # SpanBERT's mean span length
+    g = torch.Generator().manual_seed(0)
+    lengths = [r for _ in range(100) for r in runs(span_positions(2000, 100, rng=g).tolist())]
+    assert max(lengths) <= 2 * max_span  # two spans may touch; most do not
+    assert abs(sum(lengths) / len(lengths) - mean) < 0.15
+    single = [r for _ in range(100) for r in runs(span_positions(2000, 100, rng=g, p=1).tolist())]
+    assert sum(single) / len(single) < 1.1  # p = 1: single tokens, which rarely touch
+    flat = [r for _ in range(20) for r in runs(span_positions(2000, 100, rng=g, p=1e-9,
+                                                                max_span=4).tolist())]
+    assert 2.3 < sum(flat) / len(flat) < 2.8  # p near 0: lengths 1 to 4 equally likely, mean 2.5
+    assert span_positions(10, 10, rng=0, p=0.5).tolist() == list(range(10))  # a full row
+
+
+@pytest.mark.parametrize(
+    ("args", "kw", "error", "message"),
+    [
+        ((5, 6), {}, ValueError, "count = 6 is more than the 5 candidates"),
+        (([1, 4], 3), {}, ValueError, "count = 3 is more than the 2 candidates"),
+        ((5, -1), {}, ValueError, "count must be a whole number, not negative, got -1"),
+        ((5, 2.0), {}, TypeError, "count must be a whole number"),
+        ((5, True), {}, TypeError, "count must be a whole number"),
+        ((5.0, 2), {}, TypeError, "candidates (a count n, or positions) must be a whole number"),
+        (([1, 1, 2], 2), {}, ValueError, "candidates: position 1 is listed twice"),
+        (("abc", 2), {}, TypeError, "candidates"),
+        ((5, 2), {"p": 0}, ValueError, "p must be a number in (0, 1], got 0"),
+        ((5, 2), {"p": 1.5}, ValueError, "p must be a number in (0, 1], got 1.5"),
+        ((5, 2), {"p": float("nan")}, ValueError, "p must be a number in (0, 1]"),
+        ((5, 2), {"p": "0.2"}, TypeError, "p must be a number"),
+        ((5, 2), {"max_span": 0}, ValueError, "max_span must be a positive whole number"),
+        ((5, 2), {"max_span": 2.5}, TypeError, "max_span must be a positive whole number"),
+        ((5, 2), {"rng": None}, TypeError, "seed (int) or a torch.Generator"),
+    ],
+)
+def test_span_positions_bad_input(args, kw, error, message):
+    kw.setdefault("rng", 0)
+    with pytest.raises(error) as info:
+        span_positions(*args, **kw)
+    assert message in str(info.value)

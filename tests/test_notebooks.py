@@ -114,3 +114,55 @@ def test_no_markdown_types_a_duration(path):
         text = re.sub(r"\$[^$]*\$", "", re.sub(r"`[^`\n]*`", "", "".join(cell["source"])))
         typed = DURATION.search(text)
         assert not typed, f"{path.name}, cell {k}: a typed duration, {typed.group()!r}"
+
+
+WORDS = {w: str(k) for k, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+SEED_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?|\b(?:" + "|".join(WORDS) + r")\b", re.I)
+
+
+def _seed_sentences(cell) -> list[str]:
+    """The clauses of a Markdown cell that speak of seeds, without code, maths or links."""
+    text = "".join(cell["source"])
+    text = re.sub(r"\{\w+\}`[^`]*`|`[^`\n]*`|\$[^$]*\$|\([^()]*\.json\)", " ", text)
+    clauses = re.split(r"(?<=[.!?:;])\s+|,\s|[()]|\s-\s", text)  # numbers about seeds sit
+    return [s for s in clauses if re.search(r"\bseeds?\b", s, re.I)]  # in a clause on seeds
+
+
+def _compared_seed_lines(nb) -> str:
+    """Lines that nbval compares (outputs of cells not marked NBVAL_IGNORE_OUTPUT) or that the
+    code sets, and that speak of seeds."""
+    lines = []
+    for c in nb["cells"]:
+        if c["cell_type"] != "code":
+            continue
+        source = "".join(c["source"])
+        lines += source.splitlines()
+        if "NBVAL_IGNORE_OUTPUT" in source or "NBVAL_SKIP" in source:
+            continue
+        for out in c.get("outputs", []):
+            lines += "".join(out.get("text", "")).splitlines()
+            lines += "".join(out.get("data", {}).get("text/plain", "")).splitlines()
+    return "\n".join(x for x in lines if re.search(r"seed", x, re.I)).replace(",", "")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_number_said_of_seeds_is_printed_and_compared(path):
+    """A number the prose states about seeds is on a compared line about seeds, or in the code.
+
+    nbval compares the outputs of every cell not marked NBVAL_IGNORE_OUTPUT; a number that
+    depends on the hardware's last digits is printed by such a cell as a thresholded verdict.
+    So a count of seeds, a seed, or a result said of them must be printed there on a line
+    that names seeds (or be a setting the code types on such a line), never only in prose.
+    """
+    nb = _load(path)
+    compared = set(re.findall(r"\d+(?:\.\d+)?", _compared_seed_lines(nb)))
+    for k, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] != "markdown":
+            continue
+        for sentence in _seed_sentences(cell):
+            for typed in SEED_NUMBER.findall(sentence):
+                number = WORDS.get(typed.lower(), typed.replace(",", ""))
+                assert number in compared or number.rstrip("0").rstrip(".") in compared, (
+                    f"{path.name}, cell {k}: {typed!r} is said of seeds but no compared cell "
+                    f"prints it: {' '.join(sentence.split())[:160]!r}")

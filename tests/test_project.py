@@ -81,12 +81,14 @@ ALLOWED = {
     "byhand": {"constants", "loss", "model", "toyworld", "train"},  # step.py: a tiny run
     "tokenizer": {"constants"},
     "toyworld": set(),
+    "probe": set(),  # a linear probe: torch and the argument checks only
     "corpora": {"constants", "tokenizer", "masking"},
     "train": {"constants", "loss", "masking", "model", "tokenizer", "corpora", "toyworld",
               "hf"},  # hf: Hugging Face's model behind MiniBert's call, for the benchmarks
     "hf": {"constants", "model", "tokenizer"},
     "plots": {"constants", "loss", "masking"},
-    "widgets": {"plots", "constants", "loss", "masking", "toyworld"},
+    "widgets": {"plots", "constants", "loss", "masking", "toyworld",
+                "model"},  # model: the stored toy model comes back as a MiniBert
     "exercises": {"constants", "loss", "masking"},
     "course": {"exercises", "plots"},  # the teaching side: editions (figures' alt), grading
 }

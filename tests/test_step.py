@@ -335,6 +335,12 @@ def test_gap_checker():
     assert "tie" in str(check_gap_prediction("larger", gap=2.5, new_gap=2.5))
     for junk in (None, "bigger", 3, ["larger"]):
         assert "Not answered yet" in str(check_gap_prediction(junk, gap=2.5, new_gap=3.0))
+    seeds = check_gap_prediction("larger", gap=[1.0, 2.0, 3.0], new_gap=[1.5, 2.5, 3.5])
+    assert seeds and "every one of 3 seeds" in str(seeds)
+    _ends_with(seeds, 3.5, 4)
+    mixed = check_gap_prediction("larger", gap=[1.0, 2.0], new_gap=[1.5, 1.5])
+    assert not mixed and "disagree" in str(mixed) and "1 of 2" in str(mixed)
+    assert "tie" in str(check_gap_prediction("smaller", gap=[1.0, 2.0], new_gap=[0.5, 2.0]))
 
 
 def test_checkers_never_raise_on_junk_answers():
@@ -351,3 +357,5 @@ def test_checkers_refuse_bad_settings():
     _refuses(lambda: check_adamw_step(1.0, 1.0, 0.1, lr=0.1, weight_decay=-1), ValueError,
              "weight_decay")
     _refuses(lambda: check_gap_prediction("larger", gap=math.nan, new_gap=1.0), ValueError, "gap")
+    _refuses(lambda: check_gap_prediction("larger", gap=[1.0, 2.0], new_gap=[1.0]), ValueError,
+             "one value per seed")

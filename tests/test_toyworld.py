@@ -204,3 +204,105 @@ def test_compare_with_exact():
         compare_with_exact(p, q[:1])
     with pytest.raises(ValueError, match="negative"):
         compare_with_exact(p, -q)
+
+
+# ---------------------------------------------------------------------- the slots' posterior
+
+
+def brute_force_slots(world, words, masked, positions):
+    """P(z_i = s | the words outside masked) for each i in positions, summing every path."""
+    out = torch.zeros(len(positions), len(world.states), dtype=torch.float64)
+    for path, p in paths(world, len(words)):
+        weight = p
+        for t, s in enumerate(path):
+            if t not in masked:
+                weight *= world.emit[s, world.word_id[words[t]]].item()
+        for k, i in enumerate(positions):
+            out[k, path[i]] += weight
+    return out / out.sum(1, keepdim=True)
+
+
+@pytest.mark.parametrize(
+    ("words", "masked", "positions"),
+    [
+        (["the", "small", "cat", "barked", "."], [2, 3], [2, 3, 1, 4]),
+        (["a", "boy", "sat", "on", "the", "mat", "."], [2, 5], [0, 2, 3, 5, 6]),
+        (["the", "dog", "slept", "quietly", "."], [0, 3], [0, 1, 2, 3, 4]),
+        (["my", "teacher", "read", "the", "book", "."], [1, 4], [1, 2, 4]),
+        (["the", "old", "big", "dog", "sat", "."], [], [1, 2, 4]),
+        (["the", "cat", "sat", "."], [1, 2], [2, 1]),
+    ],
+)
+def test_slot_posterior_matches_brute_force(words, masked, positions):
+    exact = WORLD.slot_posterior(words, masked, positions)
+    assert exact.dtype == torch.float64 and exact.shape == (len(positions), len(WORLD.states))
+    assert torch.allclose(exact, brute_force_slots(WORLD, words, masked, positions),
+                          atol=1e-12, rtol=0)
+    assert torch.allclose(exact.sum(1), torch.ones(len(positions), dtype=torch.float64))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_slots_times_emissions_is_the_word_posterior(seed):
+    for words in WORLD.sample(10, rng=seed):
+        masked = sorted({0, len(words) // 2, len(words) - 2})
+        slots = WORLD.slot_posterior(words, masked)  # positions default to masked
+        assert slots.shape == (len(masked), len(WORLD.states))
+        assert torch.allclose(slots @ WORLD.emit, WORLD.posterior(words, masked),
+                              atol=1e-15, rtol=0)
+
+
+def test_slot_posterior_at_visible_positions_and_the_states_names():
+    words = ["the", "small", "cat", "sat", "."]
+    slots = WORLD.slot_posterior(words, [2], positions=[2, 3, 0, 4])
+    names = [dict(zip(WORLD.states, row.tolist(), strict=True)) for row in slots]
+    assert 0 < names[0]["animal"] < 1 and names[0]["animal"] + names[0]["person"] == \
+        pytest.approx(1, abs=1e-12)  # "the small ___ sat": an animal or a person
+    # "sat" is a verb of either kind; the hidden noun decides which, with the same odds
+    assert names[1]["verb_i_animal"] == pytest.approx(names[0]["animal"], abs=1e-12)
+    assert names[2]["det_s"] == 1 and names[3]["end"] == 1  # visible and determined
+    seen = WORLD.slot_posterior(words, [], positions=[2, 3])
+    assert seen[0, WORLD.states.index("animal")] == 1  # "cat" is an animal
+    assert seen[1, WORLD.states.index("verb_i_animal")] == 1  # so "sat" is an animal's verb
+    assert WORLD.slot_posterior(words, []).shape == (0, len(WORLD.states))
+    assert WORLD.slot_posterior(words, [1], positions=[1, 1]).shape == (2, len(WORLD.states))
+
+
+def test_slot_posterior_bad_input():
+    words = ["the", "cat", "sat", "."]
+    with pytest.raises(ValueError, match="positions: position 4 is outside the 4-token"):
+        WORLD.slot_posterior(words, [1], positions=[4])
+    with pytest.raises(ValueError, match="positions: position -1"):
+        WORLD.slot_posterior(words, [1], positions=[-1])
+    with pytest.raises(TypeError, match=r"positions\[0\] is float"):
+        WORLD.slot_posterior(words, [1], positions=[1.0])
+    with pytest.raises(TypeError, match="positions must be a list"):
+        WORLD.slot_posterior(words, [1], positions=2)
+    with pytest.raises(ValueError, match="cannot mask position 5 in a 4-token sentence"):
+        WORLD.slot_posterior(words, [5])
+    with pytest.raises(ValueError, match="listed twice"):
+        WORLD.slot_posterior(words, [1, 1])
+    with pytest.raises(ValueError, match="not a word of the toy world"):
+        WORLD.slot_posterior(["the", "zebra", "."], [1])
+    with pytest.raises(ValueError, match="impossible"):
+        WORLD.slot_posterior(["cat", "the", "."], [0])
+    with pytest.raises(TypeError, match="words"):
+        WORLD.slot_posterior("the cat sat .", [1])
+
+
+# ---------------------------------------------------------------------- span masks' floor
+
+
+@pytest.mark.parametrize("rate", [0.15, 0.4])
+def test_the_floor_of_span_masks_and_of_token_masks_over_the_same_sentences(rate):
+    from mlmlib.masking import choose_positions, span_positions
+
+    sentences = WORLD.sample(50, rng=12)
+    g = torch.Generator().manual_seed(13)
+    tokens = [choose_positions(len(s), rate, rule="bert", rng=g).tolist() for s in sentences]
+    spans = [span_positions(len(s), len(t), rng=g).tolist() for s, t in zip(sentences, tokens,
+                                                                             strict=True)]
+    assert [len(m) for m in spans] == [len(m) for m in tokens]  # the same number of blanks
+    assert spans != tokens
+    for masks in (tokens, spans):
+        floor = WORLD.bayes_loss(sentences, masks)
+        assert math.isfinite(floor) and 0 < floor < math.log(WORLD.vocab_size)

@@ -27,6 +27,7 @@ from mlmlib.byhand.checks import (
     largest_differences,
     model_intermediates,
     range_verdict,
+    still_falling,
 )
 from mlmlib.byhand.forward import (
     PADDING_SCORE,
@@ -62,4 +63,4 @@ __all__ = ["PADDING_SCORE", "AdamWState", "ablation_verdict", "adamw_step", "att
            "fill_biases", "forward", "gelu", "gelu_tanh", "hf_logits", "largest_difference",
            "largest_differences", "layer_norm", "linear", "mlm_head", "model_intermediates",
            "multi_head", "overfitting_run", "parameters_of", "range_verdict", "score_gradient",
-           "softmax", "split_heads", "weights_of", "without_positions"]
+           "softmax", "split_heads", "still_falling", "weights_of", "without_positions"]

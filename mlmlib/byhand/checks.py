@@ -7,8 +7,9 @@ with forward hooks and returns what each layer computed; :func:`largest_differen
 that with a record of :func:`~mlmlib.byhand.forward.forward`; :func:`hf_logits` runs an
 exported Hugging Face copy (when ``transformers`` is installed). And two that read the
 chapter's ablation measurement: :func:`range_verdict` calls a variant worse or better than
-the full model only when the two sets of seeds do not overlap, and :func:`ablation_verdict`
-asks that of each of the last evaluations.
+the full model only when the two sets of seeds do not overlap, :func:`ablation_verdict`
+asks that of each of the last evaluations, and :func:`still_falling` says whether a run's
+curves had stopped falling when training ended.
 
 Does not: compute the forward pass (:mod:`mlmlib.byhand.forward`) or train anything; it imports
 torch (and ``transformers``) only inside the helpers that run a model.
@@ -27,7 +28,7 @@ from mlmlib._checks import number, whole
 from mlmlib.byhand.forward import _array, _ids, _keep
 
 __all__ = ["ablation_verdict", "fill_biases", "hf_logits", "largest_differences",
-           "model_intermediates", "range_verdict"]
+           "model_intermediates", "range_verdict", "still_falling"]
 
 
 def _is_model(model) -> None:
@@ -184,3 +185,26 @@ def ablation_verdict(full_curves, variant_curves, last: int = 5) -> dict:
     clear = each[-1] is not None and held == last
     return {"at_end": each[-1], "held": held, "last": last,
             "verdict": each[-1] if clear else "no clear difference"}
+
+
+def still_falling(curves, last: int = 5) -> dict:
+    r"""How much each seed's loss still fell over its ``last`` evaluations: has it converged?
+
+    .. math::
+
+        \text{drop}_k = L_k(\text{the evaluation } \texttt{last} \text{ from the end})
+                      - L_k(\text{the final evaluation})
+
+    Args:
+        curves: ``(seeds, evaluations)`` losses during training, one row per seed.
+
+    Returns ``{"drops": [...], "every_seed": bool, "last": last}``: each seed's drop (positive:
+    it was still falling), and whether every seed fell. A curve still falling at the end has
+    not converged: a longer run would likely end lower, so a comparison made there holds for this
+    budget only.
+    """
+    c = _array(curves, "curves", ndim=2)
+    last = whole(last, "last (how many evaluations)", 2, c.shape[1])
+    drops = c[:, -last] - c[:, -1]
+    return {"drops": [float(d) for d in drops], "every_seed": bool((drops > 0).all()),
+            "last": last}

@@ -129,19 +129,33 @@ def check_adamw_step(answer, weight: float, grad: float, lr: float, weight_decay
     return _no(f"Not yet: {value:.6f} is not {expected:.6f}.")
 
 
-def check_gap_prediction(answer, gap: float, new_gap: float, what: str = "fewer sentences"
-                         ) -> Verdict:
+def check_gap_prediction(answer, gap, new_gap, what: str = "fewer sentences") -> Verdict:
     """Check a prediction, "larger" or "smaller", of how the gap (held-out loss minus training
-    loss at the end) moves from ``gap`` to ``new_gap`` with ``what``."""
-    gap, new_gap = number(gap, "gap"), number(new_gap, "new_gap")
+    loss at the end) moves from ``gap`` to ``new_gap`` with ``what``.
+
+    ``gap`` and ``new_gap`` are one number each, or one per seed, paired (the same seed's two
+    runs). A direction counts as measured only when every seed shows it; when the seeds
+    disagree, or tie, no prediction can be checked, and the verdict says so.
+    """
+    before = numbers(gap, "gap").reshape(-1)  # one number per seed (a single run: one)
+    after = numbers(new_gap, "new_gap").reshape(-1)
+    if len(before) != len(after) or not len(before):
+        raise ValueError(f"gap and new_gap need one value per seed each, and at least one: got "
+                         f"{len(before)} and {len(after)}")
     choices = ("larger", "smaller")
     if not isinstance(answer, str) or answer.strip().lower() not in choices:
         return _no('Not answered yet: predict "larger" or "smaller".')
-    if new_gap == gap:
-        return _no(f"The measurement is a tie: the gap came out the same with {what}, so no "
-                   "prediction can be checked.")
-    measured = "larger" if new_gap > gap else "smaller"
-    if answer.strip().lower() == measured:  # (the gap before is printed above: not repeated)
-        return _yes(f"Correct: with {what}, the gap came out {measured}: {new_gap:.4f}.")
-    return _no(f"Not yet: with {what}, the gap came out {measured}: {gap:.4f} before, "
-               f"{new_gap:.4f} now. Why might that be?")
+    n, ups = len(before), int((after > before).sum())
+    seeds = f" on every one of {n} seeds" if n > 1 else ""
+    if (after == before).any():
+        return _no(f"The measurement is a tie: the gap came out the same with {what}"
+                   f"{' on some seed' if n > 1 else ''}, so no prediction can be checked.")
+    if 0 < ups < n:
+        return _no(f"The seeds disagree: with {what}, the gap came out larger on {ups} of {n} "
+                   "seeds, so this measurement cannot settle it; no prediction can be checked.")
+    measured = "larger" if ups == n else "smaller"
+    shown = ", ".join(f"{x:.4f}" for x in after)  # (the gaps before are printed above)
+    if answer.strip().lower() == measured:
+        return _yes(f"Correct: with {what}, the gap came out {measured}{seeds}: {shown}.")
+    return _no(f"Not yet: with {what}, the gap came out {measured}{seeds}: "
+               f"{', '.join(f'{x:.4f}' for x in before)} before, {shown} now. Why might that be?")

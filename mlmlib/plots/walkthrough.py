@@ -388,7 +388,7 @@ def slot_loss_of(scores: Sequence[float], target: int) -> float:
 PIPELINE = (
     ("hide", "choose M,\ncorrupt x", "masking.mask_tokens"),
     ("read both sides", "transformer\ngives h_i", "model.MiniBert.encode"),
-    ("score every word", "$s_v = w_v^\\top h_i + b_v$", "model.MiniBert.score"),
+    ("score every word", "$s_v = w_v^\\top t_i + b_v$", "model.MiniBert.score"),
     ("softmax", "scores to\nprobabilities", "loss.softmax"),
     ("-log the truth", "surprise at\nthe true word", "loss.slot_loss"),
     ("sum over M", "one number\nfor the sentence", "loss.mlm_loss"),

@@ -3,6 +3,9 @@
 Does: :mod:`mlmlib.widgets.live` makes the chapters' "Try it" figures, which compute and
 redraw in the reader's browser (the published site, Jupyter, Colab) with no kernel; their
 script is put together from the modules of ``mlmlib/widgets/js/``, shipped with the package.
+:mod:`mlmlib.widgets.toy_model` stores the course's trained toy-world mini BERT with the
+package (``widgets/data/toy_model.json``) and gives it back as a ``MiniBert``, or as a compact
+text that a page carries and runs with ``js/bert.js``.
 
 Does not: compute the loss or draw a matplotlib figure itself (:mod:`mlmlib.loss` and
 :mod:`mlmlib.plots` do), or need a running kernel or ipywidgets.
@@ -25,7 +28,14 @@ from mlmlib.widgets.live import (
     script,
     script_hash,
 )
+from mlmlib.widgets.toy_model import (
+    stored_toy_model,
+    toy_model_blob,
+    toy_model_ids,
+    write_toy_model,
+)
 
 __all__ = ["MODULES", "LiveFigure", "live_dial", "live_edge_cases", "live_mask", "live_neg_log",
            "live_posterior", "live_softmax", "live_tower", "read_sentence", "script",
-           "script_hash"]
+           "script_hash", "stored_toy_model", "toy_model_blob", "toy_model_ids",
+           "write_toy_model"]

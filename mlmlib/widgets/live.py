@@ -121,10 +121,10 @@ BLANKS = ("___", "_", "[mask]")
 #: ("barked." is "barked ."), every other word runs up to a space or a full stop. The page splits
 #: with the same pattern: Python's re and JavaScript's RegExp read it alike.
 WORD_PATTERN = r"\.|[^.\t\n\v\f\r \u00a0]+"
-#: The script's modules in widgets/js/, in the order they are put together (the maths, the
-#: drawing kit, one module per figure, and last the mounting).
-MODULES = ("maths.js", "draw.js", "charts.js", "curve.js", "mask.js", "dial.js", "softmax.js",
-           "neglog.js", "tower.js", "edge.js", "posterior.js", "mount.js")
+#: The script's modules in widgets/js/, in the order they are put together (the maths, the mini
+#: BERT's forward pass, the drawing kit, one module per figure, and last the mounting).
+MODULES = ("maths.js", "bert.js", "bertio.js", "draw.js", "charts.js", "curve.js", "mask.js",
+           "dial.js", "softmax.js", "neglog.js", "tower.js", "edge.js", "posterior.js", "mount.js")
 _HEAD = ("/* mlmlib live figures: the \"Try it\" figures of the course, computed and drawn in the "
          "page.\n * Put together by mlmlib/widgets/live.py from mlmlib/widgets/js/ ({modules}); "
          "each module\n * says what it does. */\n")

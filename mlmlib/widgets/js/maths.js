@@ -2,7 +2,8 @@
  *
  * Does: sums, -log p, softmax (after subtracting the largest score, as mlmlib.loss.softmax),
  * the loss of several masked slots (the sum of their -log p), the reading of a typed sentence
- * into words and blanks (by the rule live.py sends, as mlmlib.widgets.live.read_sentence), and
+ * into words and blanks (by the rule live.py sends, as mlmlib.widgets.live.read_sentence) and
+ * what is wrong with it (sentenceError: the live posterior's and bert.js's messages), and
  * the toy world's exact posterior (scaled forward-backward, as ToyWorld.posterior); all in
  * 64-bit floats. tests/test_live_js.py checks each against mlmlib on thousands of random inputs.
  *
@@ -30,6 +31,20 @@ function readSentence(text, rule) {
   const words = text.toLowerCase().match(new RegExp(rule.pattern, "g")) || [];
   const masked = words.map((w, i) => (rule.blanks.includes(w) ? i : -1)).filter((i) => i >= 0);
   return {words, masked};
+}
+
+// What is wrong with a sentence read by readSentence, in the words the page shows; null when
+// nothing is. check: {known (a word -> bool), maxLen, blanks, example (a sentence to show)}.
+function sentenceError({words, masked}, {known, maxLen, blanks, example}) {
+  const unknown = words.find((w) => !blanks.includes(w) && !known(w));
+  if (!words.length) return `type a sentence, e.g. ${example}`;
+  if (unknown) return `'${unknown}' is not a word of the toy world`;
+  if (words.length > maxLen) {
+    return `the toy world's sentences have 1 to max_len = ${maxLen} words, this one ` +
+      `${words.length}`;
+  }
+  if (!masked.length) return `no blank: write ${blanks[0]} where a word is hidden`;
+  return null;
 }
 
 // The toy world's exact posterior P(x_i = v | the visible words, the length) at each masked

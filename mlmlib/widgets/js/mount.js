@@ -4,7 +4,8 @@
  * Does: read each figure's settings (its JSON), hide its static picture, set up its kind's
  * controls (KINDS, from the figure modules) and draw it; the text grows on a narrow screen,
  * where the drawing shrinks. Adds the figures' style sheet once (its colours are the figure's,
- * as CSS variables) and window.mlmLive: mountAll, and the maths (for tests/test_live_js.py).
+ * as CSS variables) and window.mlmLive: mountAll, the maths and the mini BERT (bertio.js's BERT)
+ * (for tests/test_live_js.py and tests/test_live_bert.py).
  * The script runs again with every live output (Jupyter and Colab run each output's script);
  * once loaded, it only mounts the figures not mounted yet.
  *
@@ -75,5 +76,5 @@ style.textContent = `
                        clip: rect(0 0 0 0); white-space: nowrap; }
 `;
 document.head.appendChild(style);
-window.mlmLive = {mountAll, maths: MATHS};
+window.mlmLive = {mountAll, maths: MATHS, bert: BERT};
 mountAll();

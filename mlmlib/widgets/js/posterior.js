@@ -2,10 +2,10 @@
  * posterior of each blank.
  *
  * Does: a text box; the sentence read by maths.js's readSentence (the rule in the settings),
- * checked (known words, the world's length), and for each blank its likeliest words as bars
- * from maths.js's posterior; or one line that says what is wrong. Settings
- * (mlmlib.widgets.live.live_posterior): world (its tables), sentence, rule ({pattern, blanks}),
- * top (how many words a blank shows), decimals.
+ * checked by its sentenceError (known words, the world's length, a blank), and for each blank
+ * its likeliest words as bars from maths.js's posterior; or one line that says what is wrong.
+ * Settings (mlmlib.widgets.live.live_posterior): world (its tables), sentence, rule ({pattern,
+ * blanks}), top (how many words a blank shows), decimals.
  *
  * Does not: hold the blanks or the rule that splits a sentence (Python's read_sentence uses the
  * same, sent in the settings), or compute anything the world's tables do not give.
@@ -25,15 +25,9 @@ KINDS.posterior = {
     const c = fig.config, world = c.world, blanks = c.rule.blanks;
     const {words, masked} = readSentence(fig.text.value, c.rule);
     const known = (w) => Object.prototype.hasOwnProperty.call(world.word_id, w);
-    const unknown = words.find((w) => !blanks.includes(w) && !known(w));
-    let error = null, post = [];
-    if (!words.length) error = `type a sentence, e.g. ${c.sentence}`;
-    else if (unknown) error = `'${unknown}' is not a word of the toy world`;
-    else if (words.length > world.max_len) {
-      error = `the toy world's sentences have 1 to max_len = ${world.max_len} words, ` +
-        `this one ${words.length}`;
-    } else if (!masked.length) error = `no blank: write ${blanks[0]} where a word is hidden`;
-    else {
+    let error = sentenceError({words, masked}, {known, maxLen: world.max_len, blanks,
+                                                example: c.sentence}), post = [];
+    if (!error) {
       try { post = posterior(world, words, masked); } catch (err) { error = err.message; }
     }
     if (error) {  // HTML text, so that a long message wraps at any width

@@ -1,41 +1,14 @@
-r"""mlmlib.toyworld - a small language with known probabilities, and the exact MLM loss floor.
+r"""mlmlib.toyworld.world - the toy world itself: sampling, and exact inference.
 
-Does: :class:`ToyWorld` is a hidden Markov model over about 200 English words that writes
-grammatical little sentences ("the small cat sat on the old mat ."). Each hidden state is a
-grammatical slot (a subject noun that is an animal or a person, its kind of verb, a
-preposition, ...), so the words on *both* sides of a blank matter: "the small ___ barked"
-calls for an animal, "the ___ read a book" for a person, "the ___ sat" for either. Because
-every probability is known, :meth:`ToyWorld.posterior` gives the exact
-``P(x_i = v | visible tokens)`` for any set of masked positions (the forward-backward
-algorithm), and :meth:`ToyWorld.bayes_loss` the exact Bayes-optimal MLM loss of a set of
-masked sentences: the floor that no model can beat on average.
+Does: :class:`~mlmlib.toyworld.ToyWorld` builds the hidden Markov model of
+:mod:`mlmlib.toyworld.grammar` (its start, transition, stop and emission tables, as float64
+tensors), draws sentences from it with a seed, and answers every exact question the course
+asks of it from the scaled forward and backward messages :math:`\alpha_t(s)` and
+:math:`\beta_t(s)`: the posterior over a blank's words and over its slot, the joint of two
+blanks and their mutual information, and the Bayes-optimal loss of a set of masked sentences.
 
-.. math::
-
-    P(x_i = v \mid \mathbf{x}_{\setminus M}) =
-    \sum_s P(z_i = s \mid \mathbf{x}_{\setminus M}) \, e_s(v),
-    \qquad P(z_i = s \mid \cdot) \propto \alpha_i(s) \beta_i(s)
-
-where a masked position contributes the factor :math:`\sum_v e_s(v) = 1`. The posterior also
-conditions on the sentence's length, which a model sees too (sentences end with "." and then
-stop).
-
-The same messages answer the course's exact experiments: the floor of a reader that sees
-less (``context="left"``: only the words before the blank, as a left-to-right model;
-``"none"``: nothing, the unigram frequencies), and the joint posterior of two blanks
-(:meth:`ToyWorld.pair_posterior`), whose mutual information
-(:meth:`ToyWorld.pair_information`) is exactly what an MLM gives away by scoring two blanks
-independently.
-
-Does not: tokenize into sub-words (the toy world's tokens are whole words) or train anything,
-or answer for a sentence it cannot write (it says why: a word, the order, the length).
-
->>> world = ToyWorld()
->>> " ".join(world.sample(2, rng=0)[0])
-'a small boy sat on their river .'
->>> post = world.posterior(["the", "small", "cat", "barked", "."], masked=[2])
->>> [world.words[int(i)] for i in post[0].topk(2).indices]
-['cat', 'dog']
+Does not: hold the grammar's tables (:mod:`mlmlib.toyworld.grammar`), compare a model with
+the exact answers (:mod:`mlmlib.toyworld.compare`), or train anything.
 """
 
 from __future__ import annotations
@@ -46,71 +19,19 @@ from collections.abc import Sequence
 import torch
 
 from mlmlib._checks import generator, indices, items, one_of, whole
-
-__all__ = ["ToyWorld", "compare_with_exact"]
-
-# The lexicon: each slot's words, most likely first. Some words belong to several slots
-# ("sat", "watched"), which is what makes the posterior interesting.
-LEXICON = {
-    "det": "the a this that every my your our their some".split(),
-    "adj": ("small big old young little happy sad quiet loud tired hungry clever lazy brave "
-            "gentle angry calm busy shy proud sleepy friendly grumpy curious silly kind wild "
-            "noisy fluffy tiny huge lucky patient nervous cheerful bored polite").split(),
-    "animal": ("cat dog bird horse cow mouse rabbit fox duck goat sheep pig owl frog bear "
-               "lion tiger wolf deer hen parrot hamster turtle snake monkey donkey puppy "
-               "kitten goose squirrel").split(),
-    "person": ("boy girl man woman teacher doctor farmer baker child king queen student "
-               "painter singer driver nurse pilot cook sailor writer judge poet clown "
-               "grandmother uncle aunt neighbour friend stranger guard").split(),
-    "verb_i_animal": ("sat slept barked purred ran jumped hid waited played growled squeaked "
-                      "howled hopped rested").split(),
-    "verb_i_person": ("sat slept laughed sang ran waited smiled danced worked cried rested "
-                      "studied shouted").split(),
-    "verb_t_animal": "chased ate watched found caught smelled licked dropped bit".split(),
-    "verb_t_person": ("read painted watched found wrote cooked bought opened carried cleaned "
-                      "fixed washed").split(),
-    "adv": "quietly quickly happily slowly loudly again alone together".split(),
-    "prep": "on under near behind beside in by across inside over".split(),
-    "object": ("mat table box hat book chair bed garden window door floor wall rug basket "
-               "cake letter cup ball bone apple bench tree fence roof kitchen river road "
-               "bridge car boat sofa lamp pillow blanket field hill shed stove shelf").split(),
-    "end": ["."],
-}
-
-# (state name, the lexicon entry it emits from)
-STATES = [
-    ("det_s", "det"), ("adj_s", "adj"), ("animal", "animal"), ("person", "person"),
-    ("verb_i_animal", "verb_i_animal"), ("verb_i_person", "verb_i_person"),
-    ("verb_t_animal", "verb_t_animal"), ("verb_t_person", "verb_t_person"),
-    ("adv", "adv"), ("prep", "prep"), ("det_o", "det"), ("adj_o", "adj"),
-    ("object", "object"), ("end", "end"),
-]
-
-# transition probabilities; every sentence starts at det_s and stops after "end"
-TRANSITIONS = {
-    "det_s": {"adj_s": 0.4, "animal": 0.3, "person": 0.3},
-    "adj_s": {"adj_s": 0.15, "animal": 0.425, "person": 0.425},
-    "animal": {"verb_i_animal": 0.55, "verb_t_animal": 0.45},
-    "person": {"verb_i_person": 0.5, "verb_t_person": 0.5},
-    "verb_i_animal": {"prep": 0.65, "adv": 0.2, "end": 0.15},
-    "verb_i_person": {"prep": 0.6, "adv": 0.25, "end": 0.15},
-    "verb_t_animal": {"det_o": 1.0},
-    "verb_t_person": {"det_o": 1.0},
-    "adv": {"prep": 0.5, "end": 0.5},
-    "prep": {"det_o": 1.0},
-    "det_o": {"adj_o": 0.35, "object": 0.65},
-    "adj_o": {"adj_o": 0.1, "object": 0.9},
-    "object": {"end": 0.8, "prep": 0.2},
-    "end": {},
-}
-
-
-# the exact computations (the unigram shares, the "left" floor) grow with max_len squared
-MAX_LEN = 200
+from mlmlib.toyworld.grammar import LEXICON, MAX_LEN, STATES, TRANSITIONS
 
 
 class ToyWorld:
-    """A hidden Markov model that writes little English sentences, with exact posteriors."""
+    """A hidden Markov model that writes little English sentences, with exact posteriors.
+
+    Its tables are float64 tensors over the ``S`` hidden states and the ``V`` words: ``start``
+    ``(S,)``, ``trans`` ``(S, S)`` (from row to column), ``stop`` ``(S,)`` (the probability
+    that the sentence ends after each state) and ``emit`` ``(S, V)``. ``states`` names the
+    states, the grammatical slots (``"det_s"``, ``"animal"``, ...), in the order of the
+    tables' rows and of :meth:`slot_posterior`'s columns; ``words`` lists the words, sorted,
+    and ``word_id`` maps each word to its index.
+    """
 
     def __init__(self, max_len: int = 20):
         self._unigram = None  # (max_len, word shares), filled by unigram() on first use
@@ -268,10 +189,39 @@ class ToyWorld:
             if context == "none":
                 return self.unigram().expand(len(masked), -1).clone()
             return self._left_posterior(e, masked)
+        return self._slots(e)[masked] @ self.emit  # (|M|, V)
+
+    def slot_posterior(self, words: Sequence[str], masked: Sequence[int],
+                       positions: Sequence[int] | None = None) -> torch.Tensor:
+        r"""``P(z_i = s | visible words)`` at each of ``positions``: ``(len(positions), S)``.
+
+        The exact posterior over the hidden state (the grammatical slot) at position ``i``,
+        given every word outside ``masked`` and the sentence's length, from the same messages
+        as :meth:`posterior`:
+
+        .. math::
+
+            P(z_i = s \mid \mathbf{x}_{\setminus M}) =
+            \frac{\alpha_i(s) \, \beta_i(s)}{\sum_{s'} \alpha_i(s') \, \beta_i(s')}
+
+        Each row sums to 1; the columns follow ``states``. ``positions`` defaults to
+        ``masked`` (then ``slot_posterior(...) @ emit`` is :meth:`posterior`), and may also
+        name visible positions, where the word itself nearly settles the slot ("cat" is an
+        ``animal``; "sat" is one of two kinds of verb, which the noun before it decides).
+        """
+        words, masked = self._check(words, masked)
+        if positions is not None:
+            positions = indices(positions, "positions", len(words),
+                                phrase="positions: position {p} is outside the {n}-token "
+                                       "sentence (positions are 0..{last})")
+        e = self._emissions(words, set(masked))
+        return self._slots(e)[masked if positions is None else positions]  # (|positions|, S)
+
+    def _slots(self, e: torch.Tensor) -> torch.Tensor:
+        """(T, S): P(z_t = s | everything visible), each row the normalised alpha * beta."""
         alpha, beta = self._messages(e)
         gamma = alpha * beta  # (T, S), proportional to P(z_t = s | everything visible)
-        gamma = gamma / gamma.sum(1, keepdim=True)
-        return gamma[masked] @ self.emit  # (|M|, V)
+        return gamma / gamma.sum(1, keepdim=True)
 
     def _left_posterior(self, e: torch.Tensor, masked: list[int]) -> torch.Tensor:
         out = torch.zeros(len(masked), self.vocab_size, dtype=torch.float64)
@@ -369,42 +319,3 @@ class ToyWorld:
                 "unigram": self.bayes_loss(sentences, masks, context="none"),
                 "floor": self.bayes_loss(sentences, masks)}
 
-
-def compare_with_exact(exact: torch.Tensor, model: torch.Tensor) -> dict[str, torch.Tensor]:
-    r"""How far a model's distributions are from the exact ones, slot by slot.
-
-    ``exact`` and ``model`` are ``(slots, V)`` rows of probabilities over the same words (a
-    model's row may sum to less than 1 when it also gives some probability to tokens that are
-    not words, such as ``[SEP]``). Returns, per slot:
-
-    * ``"kl"``: :math:`\mathrm{KL}(p \,\|\, q) = \sum_v p_v \log (p_v / q_v)`, in nats: how
-      much loss the model pays above the floor on average over the true fillings of the slot;
-    * ``"tv"``: the total variation :math:`\tfrac12 \sum_v |p_v - q_v|` (with the missing
-      mass counted), the largest difference in probability the two give any set of words;
-    * ``"impossible"``: the model's probability on what the exact posterior rules out.
-
-    >>> p = torch.tensor([[0.5, 0.5, 0.0]])
-    >>> {k: round(float(v), 4) for k, v in compare_with_exact(p, p).items()}
-    {'kl': 0.0, 'tv': 0.0, 'impossible': 0.0}
-    """
-    try:
-        p, q = (torch.as_tensor(x, dtype=torch.float64) for x in (exact, model))
-    except (TypeError, ValueError, RuntimeError):  # a str, a ragged list, ...
-        raise TypeError("exact and model must be (slots, V) tables of probabilities, got "
-                        f"{type(exact).__name__} and {type(model).__name__}") from None
-    if p.shape != q.shape or p.ndim != 2:
-        raise ValueError(f"expected two (slots, V) tables of one shape, got {tuple(p.shape)} "
-                         f"and {tuple(q.shape)}")
-    if not (((p >= 0) & (p <= 1)).all() and ((q >= 0) & (q <= 1)).all()):  # NaN fails too
-        raise ValueError("exact and model must hold probabilities in [0, 1]: none negative, "
-                         "none above 1, none NaN")
-    # a float32 softmax sums to 1 within about 1e-6; 1e-4 leaves room and still catches a table
-    # that is not a distribution
-    if ((p.sum(1) - 1).abs() > 1e-4).any() or (q.sum(1) > 1 + 1e-4).any():
-        raise ValueError("each row of exact must sum to 1 and each row of model to 1 at most")
-    seen = p > 0
-    kl = torch.where(seen, p * (p / q.clamp_min(1e-300)).log(), torch.zeros_like(p)).sum(1)
-    missing = (1 - q.sum(1)).clamp_min(0)  # the model's mass outside these words
-    tv = 0.5 * ((p - q).abs().sum(1) + missing)
-    impossible = torch.where(seen, torch.zeros_like(q), q).sum(1) + missing
-    return {"kl": kl, "tv": tv, "impossible": impossible}
