@@ -9,7 +9,7 @@ page to carry inside an output (a page opened from disk cannot fetch a file), wh
 ``widgets/js/bertio.js`` decodes and ``widgets/js/bert.js`` runs; :func:`toy_model_ids` reads
 a typed sentence into the model's token ids, as the page does.
 
-The file (``widgets/data/toy_model.json``, :data:`FORMAT` version :data:`VERSION`) holds:
+The file (``widgets/data/toy_model.json``, ``FORMAT``, version ``VERSION``) holds:
 ``config`` (every field of :class:`~mlmlib.model.BertConfig`), ``vocab`` (the token of each
 id, in order), ``special`` (the names of ``[CLS]``, ``[SEP]``, ``[MASK]``, ``[PAD]``),
 ``words_from`` (``vocab[words_from:]`` are the toy world's words), ``tensors`` (each one's
@@ -66,7 +66,7 @@ def write_toy_model(model: MiniBert, vocab: list[str], special: dict[str, str],
                     path: Path | str = TOY_MODEL_FILE, dtype: str = "float16",
                     made_by: dict | None = None) -> Path:
     """Store ``model``'s weights in ``dtype`` with its config and ``vocab`` (see the module's
-    docstring for the format); ``special`` maps each of :data:`ROLES` to its token, and the
+    docstring for the format); ``special`` maps each of ``ROLES`` to its token, and the
     toy world's words follow the special tokens in ``vocab``. Returns the path."""
     if not isinstance(model, MiniBert):
         raise TypeError(f"model must be a MiniBert, got {type(model).__name__}")
