@@ -54,6 +54,7 @@ USES = {
     "unigram baseline": r"\bunigram (?:baselines?|guess|loss)\b",
     "evaluation loss": r"\beval(?:uation)? loss(?:es)?\b",
     "KL divergence": r"(?-i:\bKL\b)|\bKullback",
+    "entropy": r"(?<!cross-)(?<!cross )\bentropy\b",  # not cross-entropy, a term of its own
     "validation set": r"\bvalidation\b",
     "perplexity": r"\bperplexit(?:y|ies)\b",
 }

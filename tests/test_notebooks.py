@@ -95,11 +95,13 @@ def test_a_page_that_uses_a_paper_cites_it(path):
 DURATION = re.compile(
     r"(?<![\w.$])\d[\d,.]*(?:\s(?:s|ms|seconds?|minutes?|hours?|h)|(?:ms|min))\b"
     r"|\b(?:one|two|three|four|five|ten|twenty|thirty|a few|several|some|many)\s"
-    r"(?:seconds|minutes|hours)\b|\b(?:an?|one)\s(?:minute|hour)\b|\bhalf an hour\b", re.I)
+    r"(?:seconds|minutes|hours)\b|\b(?:an?|one)\s(?:minute|hour)\b|\bhalf an hour\b"
+    r"|\b(?:takes?|took|taking|lasts?)\s+(?:\w+\s+)?(?:seconds|minutes|hours)\b", re.I)
 
 
 def test_the_duration_pattern():
-    for typed in ("takes 13 s", "about a minute", "in a few seconds", "2 minutes", "40ms"):
+    for typed in ("takes 13 s", "about a minute", "in a few seconds", "2 minutes", "40ms",
+                  "those runs take minutes", "took hours"):
         assert DURATION.search(typed), typed
     for fine in ("a second game", "ten 1s", "`13 s`", "2 seeds", "a 5-minute"):
         assert not DURATION.search(re.sub(r"`[^`\n]*`", "", fine)), fine

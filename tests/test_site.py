@@ -23,13 +23,16 @@ import threading
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlparse
 
+import numpy as np
 import pytest
+import torch
 import yaml
 
 from mlmlib.course.book import Book
 from mlmlib.loss import neg_log, softmax
 from mlmlib.masking import mask_positions
-from mlmlib.toyworld import ToyWorld
+from mlmlib.toyworld import ToyWorld, compare_with_exact
+from mlmlib.widgets import read_sentence, stored_toy_model, toy_model_ids
 
 pytestmark = pytest.mark.browser  # the built site, in Chromium
 
@@ -246,7 +249,9 @@ LIVE = {"mask-1": ("notebooks/walkthrough_1_hide", "mask"),
         "neglog": ("notebooks/walkthrough_5_logarithm", "neglog"),
         "tower": ("notebooks/walkthrough_6_full_loss", "tower"),
         "edge": ("notebooks/walkthrough_7_edge_cases", "edge"),
-        "posterior": ("notebooks/training_2_toy_world", "posterior")}
+        "posterior": ("notebooks/training_2_toy_world", "posterior"),
+        "ask": ("notebooks/training_2_toy_world", "ask"),
+        "attention": ("notebooks/encoder_inside", "attention")}
 SENTENCE = ["the", "fat", "cat", "sat", "on", "the", "mat"]
 
 
@@ -401,6 +406,57 @@ def _check_posterior(live):
     live.set("sentence", "the cat sat .")
     assert "no blank" in live.texts("error")[0]
     live.set("sentence", "the ___ sat .")  # back to a sentence, and its drawing
+
+
+def _check_ask(live):
+    """The stored model beside the exact posterior (tests/test_live_ask.py checks it on 60
+    sentences): each blank's shown probabilities and its KL divergence, against MiniBert in
+    float64 (as the page computes) and ToyWorld.posterior."""
+    world, (model, vocab) = ToyWorld(), stored_toy_model()
+    first = len(vocab) - world.vocab_size  # the special tokens, then the world's words
+    for sentence in ("the ___ read a book .", "The small ___ ___.", "a ___ chased the ___ ."):
+        live.set("sentence", sentence)
+        words, masked = read_sentence(sentence)
+        exact = world.posterior([world.words[0] if i in masked else w
+                                 for i, w in enumerate(words)], masked)
+        with torch.no_grad():
+            logits = model.double()(torch.tensor([toy_model_ids(sentence)[0]]),
+                                    score_all=True).logits[0]
+        q = logits[[i + 1 for i in masked], first:].softmax(-1)
+        kl, got = compare_with_exact(exact, q)["kl"], live.numbers()
+        for k in range(len(masked)):
+            for column, probs in (("exact", exact[k]), ("model", q[k])):
+                shown = {name.split(":", 1)[1]: v for name, v in got.items()
+                         if name.startswith(f"{column}-{k}:")}
+                assert len(shown) == 5, (sentence, column, shown)
+                for word, v in shown.items():
+                    assert abs(v - float(probs[world.word_id[word]])) <= 1e-9, (sentence, word)
+            assert abs(got[f"kl-{k}"] - float(kl[k])) <= 1e-9, sentence
+    live.set("sentence", "the small ___ meowed .")
+    assert "'meowed' is not a word of the toy world" in live.texts("error")[0]
+    live.set("sentence", "the ___ cat .")
+    assert "impossible" in live.texts("error")[0]
+    live.set("sentence", "the ___ sat .")
+
+
+def _check_attention(live):
+    """The stored model's attention weights, from the blank and from a picked position."""
+    model, _ = stored_toy_model()
+    for sentence, pick in (("the small ___ barked .", "blank"),
+                           ("My teacher read the old ___.", "2")):
+        live.set("sentence", sentence)
+        live.set("query", pick)
+        ids, masked = toy_model_ids(sentence)
+        query = masked[0] + 1 if pick == "blank" else int(pick)
+        with torch.no_grad():
+            out = model.double()(torch.tensor([ids]), score_all=True, return_attention=True)
+        weights, got = torch.stack(out.attentions)[:, 0, :, query].numpy(), live.numbers()
+        for (layer, head, key), w in np.ndenumerate(weights):
+            assert abs(got[f"att-{layer}-{head}:{key}"] - w) <= 1e-9, (sentence, layer, head)
+        assert f"(position {query})" in live.said()
+    live.set("sentence", "the cat sat .")
+    assert "no blank" in live.texts("error")[0]
+    live.set("sentence", "the ___ sat .")
 
 
 @pytest.mark.parametrize("name", list(LIVE))

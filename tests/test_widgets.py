@@ -18,6 +18,8 @@ from mlmlib.toyworld import ToyWorld
 from mlmlib.widgets import (
     MODULES,
     LiveFigure,
+    live_ask_model,
+    live_attention,
     live_dial,
     live_edge_cases,
     live_mask,
@@ -43,6 +45,8 @@ LIVE = {
     "tower": lambda: live_tower(SENTENCE, {1: 0.4, 3: 0.2, 6: 0.7}),
     "edge": lambda: live_edge_cases(k=3, log10p=-10),
     "posterior": lambda: live_posterior(ToyWorld(), "the small ___ barked ."),
+    "ask": lambda: live_ask_model(ToyWorld(), "the small ___ barked ."),  # tests/test_live_ask.py
+    "attention": lambda: live_attention("the small ___ barked ."),
 }
 
 

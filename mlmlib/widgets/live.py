@@ -30,6 +30,9 @@ score, ``P_STEP`` for a probability), so that the page starts where the picture 
 * :func:`live_posterior` - type a toy-world sentence with blanks, read the exact posterior
   (:func:`read_sentence` reads it, as the page does).
 
+The figures of the course's trained mini BERT (``ask.js``, ``attention.js``) are made by
+:mod:`mlmlib.widgets.ask`, with the same :class:`LiveFigure` and script.
+
 The script element carries the first 16 hex digits of the script's SHA-256
 (:func:`script_hash`): tests/test_widgets.py checks that every committed live output carries
 the current script (``make live-chapters`` re-executes the chapters that have one).
@@ -124,7 +127,8 @@ WORD_PATTERN = r"\.|[^.\t\n\v\f\r \u00a0]+"
 #: The script's modules in widgets/js/, in the order they are put together (the maths, the mini
 #: BERT's forward pass, the drawing kit, one module per figure, and last the mounting).
 MODULES = ("maths.js", "bert.js", "bertio.js", "draw.js", "charts.js", "curve.js", "mask.js",
-           "dial.js", "softmax.js", "neglog.js", "tower.js", "edge.js", "posterior.js", "mount.js")
+           "dial.js", "softmax.js", "neglog.js", "tower.js", "edge.js", "posterior.js", "ask.js",
+           "attention.js", "mount.js")
 _HEAD = ("/* mlmlib live figures: the \"Try it\" figures of the course, computed and drawn in the "
          "page.\n * Put together by mlmlib/widgets/live.py from mlmlib/widgets/js/ ({modules}); "
          "each module\n * says what it does. */\n")
@@ -341,6 +345,16 @@ def live_edge_cases(k: int = 3, log10p: float = -10.0) -> LiveFigure:
                       plots.edge_cases, "edge-case explorer")
 
 
+def _world_tables(world: ToyWorld) -> dict:
+    """The toy world's tables as a page's forward-backward reads them (``maths.js``'s
+    ``posterior``): its states and words, ``start``, ``trans``, ``stop``, and of ``emit`` only
+    the words each state can write."""
+    emit = [{v: float(p) for v, p in enumerate(row.tolist()) if p > 0} for row in world.emit]
+    return {"states": world.states, "words": world.words, "word_id": world.word_id,
+            "start": world.start.tolist(), "trans": world.trans.tolist(),
+            "stop": world.stop.tolist(), "emit": emit, "max_len": world.max_len}
+
+
 def live_posterior(world: ToyWorld, sentence: str = "the small ___ barked .",
                    top: int = 8) -> LiveFigure:
     """A box to type a toy-world sentence with blanks (``___``); the exact posterior of each.
@@ -359,10 +373,7 @@ def live_posterior(world: ToyWorld, sentence: str = "the small ___ barked .",
                          "hidden word")
     filled = [world.words[0] if i in masked else w for i, w in enumerate(words)]  # any word:
     posterior = world.posterior(filled, masked)  # a hidden one is summed over; it checks the rest
-    emit = [{v: float(p) for v, p in enumerate(row.tolist()) if p > 0} for row in world.emit]
-    tables = {"states": world.states, "words": world.words, "word_id": world.word_id,
-              "start": world.start.tolist(), "trans": world.trans.tolist(),
-              "stop": world.stop.tolist(), "emit": emit, "max_len": world.max_len}
+    tables = _world_tables(world)
 
     def static() -> Figure:
         fig = Figure(figsize=(5.2, (0.45 * top + 1.2) * len(masked)), layout="constrained")

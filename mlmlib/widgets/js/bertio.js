@@ -51,11 +51,14 @@ function decode(blob) {
 }
 
 // A typed sentence: its words and blanks (the live posterior's reading and messages), and the
-// model's token ids, or the error that the page shows instead. settings: {rule, example}.
+// model's token ids, or the error that the page shows instead. settings: {rule, example}, and
+// maxLen where sentences must be shorter than the model reads ([CLS] and [SEP] aside).
 function read(model, text, settings) {
   const {words, masked} = readSentence(text, settings.rule);
   const known = (w) => model.words.includes(w);
-  const error = sentenceError({words, masked}, {known, maxLen: model.config.max_position - 2,
+  const most = model.config.max_position - 2;
+  const error = sentenceError({words, masked}, {known, maxLen: Math.min(most, settings.maxLen
+                                                                        || most),
                                                 blanks: settings.rule.blanks,
                                                 example: settings.example});
   if (error) return {words, masked, ids: null, error};

@@ -71,7 +71,9 @@ style.textContent = `
                      cursor: pointer; }
   .mlm-live button[aria-pressed=true] { background: var(--mlm-pressed); color: white;
                                         border-color: var(--mlm-pressed); }
+  .mlm-live select { font-size: 1em; max-width: 100%; }
   .mlm-live .mlm-message { font-weight: bold; margin: 0.4em 0; }
+  .mlm-live .mlm-note { font-size: 0.9em; margin: 0.3em 0; }
   .mlm-live .mlm-say { position: absolute; width: 1px; height: 1px; overflow: hidden;
                        clip: rect(0 0 0 0); white-space: nowrap; }
 `;
