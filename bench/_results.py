@@ -142,3 +142,30 @@ def across(results: list[dict]) -> dict:
                            "seconds_to_target") if key in impl}
         for name, impl in first["implementations"].items()}
     return out
+
+
+def run_options(doc: str, full: dict, smoke: dict, argv=None,
+                every: bool = False) -> tuple[argparse.Namespace, dict, list[int]]:
+    """The options the training benchmarks share, parsed: ``(args, size, seeds)``.
+
+    ``--seeds N`` (seeds 0..N-1), ``--steps``, ``--every`` (steps between curve points, when
+    ``every``), ``--smoke`` (``smoke``'s settings over ``full``'s: seconds, checks it runs) and
+    ``--json`` (where to write). ``size`` is the settings in force, with the given steps (and
+    every) in it; ``seeds`` the list of seeds.
+    """
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
+    p.add_argument("--seeds", type=int, default=None, help=f"training seeds 0..N-1 "
+                   f"(default {full['seeds']}; {smoke['seeds']} with --smoke)")
+    p.add_argument("--steps", type=int, default=None, help=f"steps per training "
+                   f"(default {full['steps']}; {smoke['steps']} with --smoke)")
+    if every:
+        p.add_argument("--every", type=int, default=None, help=f"steps between curve points "
+                       f"(default {full['every']}; {smoke['every']} with --smoke)")
+    p.add_argument("--smoke", action="store_true", help="tiny settings, seconds: checks it runs")
+    p.add_argument("--json", default=None)
+    args = p.parse_args(argv)
+    size = {**full, **(smoke if args.smoke else {})}
+    size["steps"] = args.steps or size["steps"]
+    if every:
+        size["every"] = args.every or size["every"]
+    return args, size, list(range(args.seeds or size["seeds"]))

@@ -86,7 +86,6 @@ and ``[MASK]`` marks the sentence's other targets (hidden from both the model an
 
 from __future__ import annotations
 
-import argparse
 import math
 import statistics
 import sys
@@ -98,7 +97,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from bench._results import machine, write
+from bench._results import machine, run_options, write
 from mlmlib.constants import IGNORE_INDEX
 from mlmlib.corpora import Batch, pack_rows
 from mlmlib.model import BertConfig
@@ -429,19 +428,10 @@ def settings(lab: Lab, size: dict, rates, seeds) -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--seeds", type=int, default=None, help=f"training seeds 0..N-1 "
-                   f"(default {FULL['seeds']}; {SMOKE['seeds']} with --smoke)")
-    p.add_argument("--steps", type=int, default=None, help=f"steps per training "
-                   f"(default {FULL['steps']}; {SMOKE['steps']} with --smoke)")
-    p.add_argument("--smoke", action="store_true", help="tiny settings, seconds: checks it runs")
-    p.add_argument("--json", default=None)
-    args = p.parse_args(argv)
+    args, size, seeds = run_options(__doc__, FULL, SMOKE, argv)
     start = time.perf_counter()
-    size = {**FULL, **(SMOKE if args.smoke else {})}
-    size["steps"] = args.steps or size["steps"]
-    rates, default_seeds = size.pop("rates"), size.pop("seeds")
-    seeds = list(range(args.seeds or default_seeds))
+    rates = size.pop("rates")
+    del size["seeds"]
     if EVAL_RATE not in rates:
         raise SystemExit(f"the rates must include {EVAL_RATE}: experiments 2 and 3 use it")
     lab = Lab(size["n_train"], size["n_eval"])

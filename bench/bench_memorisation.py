@@ -78,7 +78,6 @@ A ``*_gap`` is the last scoring's loss minus that set's floor, in nats: negative
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
@@ -87,7 +86,7 @@ from pathlib import Path
 
 import torch
 
-from bench._results import machine, write
+from bench._results import machine, run_options, write
 from bench.bench_lab import score, summary
 from mlmlib.constants import IGNORE_INDEX
 from mlmlib.corpora import Batch, mask_batch
@@ -223,21 +222,8 @@ def print_table(result: dict) -> None:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--seeds", type=int, default=None, help=f"training seeds 0..N-1 "
-                   f"(default {FULL['seeds']}; {SMOKE['seeds']} with --smoke)")
-    p.add_argument("--steps", type=int, default=None, help=f"steps per training "
-                   f"(default {FULL['steps']}; {SMOKE['steps']} with --smoke)")
-    p.add_argument("--every", type=int, default=None, help=f"steps between scorings "
-                   f"(default {FULL['every']}; {SMOKE['every']} with --smoke)")
-    p.add_argument("--smoke", action="store_true", help="tiny settings, seconds: checks it runs")
-    p.add_argument("--json", default=None)
-    args = p.parse_args(argv)
+    args, size, seeds = run_options(__doc__, FULL, SMOKE, argv, every=True)
     start = time.perf_counter()
-    size = {**FULL, **(SMOKE if args.smoke else {})}
-    size["steps"] = args.steps or size["steps"]
-    size["every"] = args.every or size["every"]
-    seeds = list(range(args.seeds or size["seeds"]))
     small = Small(size)
     train = asdict(small.recipe)
     del train["seed"]

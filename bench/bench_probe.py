@@ -105,7 +105,6 @@ with one seed)::
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
@@ -114,7 +113,7 @@ from pathlib import Path
 
 import torch
 
-from bench._results import machine, write
+from bench._results import machine, run_options, write
 from bench.bench_lab import summary
 from mlmlib.constants import IGNORE_INDEX
 from mlmlib.corpora import Batch, pack_rows
@@ -281,18 +280,8 @@ def print_table(result: dict) -> None:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--seeds", type=int, default=None, help=f"training seeds 0..N-1 "
-                   f"(default {FULL['seeds']}; {SMOKE['seeds']} with --smoke)")
-    p.add_argument("--steps", type=int, default=None, help=f"steps per training "
-                   f"(default {FULL['steps']}; {SMOKE['steps']} with --smoke)")
-    p.add_argument("--smoke", action="store_true", help="tiny settings, seconds: checks it runs")
-    p.add_argument("--json", default=None)
-    args = p.parse_args(argv)
+    args, size, seeds = run_options(__doc__, FULL, SMOKE, argv)
     start = time.perf_counter()
-    size = {**FULL, **(SMOKE if args.smoke else {})}
-    size["steps"] = args.steps or size["steps"]
-    seeds = list(range(args.seeds or size["seeds"]))
     world = ToyWorld()
     data, vocab, sentences, masks = toy_data(world, size["n_train"], size["n_eval"], seed=0)
     config, recipe = _recipe(data, world, size, 0)

@@ -64,7 +64,6 @@ with one seed); the curves follow ``steps``::
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import tempfile
@@ -74,7 +73,7 @@ from pathlib import Path
 
 import torch
 
-from bench._results import machine, write
+from bench._results import machine, run_options, write
 from bench.bench_lab import summary
 from mlmlib.corpora import Batch, pack_rows
 from mlmlib.tokenizer import SPECIAL_TOKENS
@@ -162,21 +161,8 @@ def print_table(result: dict) -> None:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--seeds", type=int, default=None, help=f"training seeds 0..N-1 "
-                   f"(default {FULL['seeds']}; {SMOKE['seeds']} with --smoke)")
-    p.add_argument("--steps", type=int, default=None, help=f"steps per training "
-                   f"(default {FULL['steps']}; {SMOKE['steps']} with --smoke)")
-    p.add_argument("--every", type=int, default=None, help=f"steps between curve points "
-                   f"(default {FULL['every']}; {SMOKE['every']} with --smoke)")
-    p.add_argument("--smoke", action="store_true", help="tiny settings, seconds: checks it runs")
-    p.add_argument("--json", default=None)
-    args = p.parse_args(argv)
+    args, size, seeds = run_options(__doc__, FULL, SMOKE, argv, every=True)
     start = time.perf_counter()
-    size = {**FULL, **(SMOKE if args.smoke else {})}
-    size["steps"] = args.steps or size["steps"]
-    size["every"] = args.every or size["every"]
-    seeds = list(range(args.seeds or size["seeds"]))
     if size["data_width"] not in size["widths"] or size["n_train"] not in size["n_trains"]:
         raise SystemExit("the data sweep's width and the model sweep's data size must be "
                          "points of the other sweep (their run is shared)")

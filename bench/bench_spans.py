@@ -61,7 +61,6 @@ with one seed)::
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import tempfile
@@ -71,7 +70,7 @@ from pathlib import Path
 
 import torch
 
-from bench._results import machine, write
+from bench._results import machine, run_options, write
 from bench.bench_lab import score, summary
 from mlmlib.constants import IGNORE_INDEX
 from mlmlib.corpora import Batch
@@ -172,21 +171,8 @@ def print_table(result: dict) -> None:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--seeds", type=int, default=None, help=f"training seeds 0..N-1 "
-                   f"(default {FULL['seeds']}; {SMOKE['seeds']} with --smoke)")
-    p.add_argument("--steps", type=int, default=None, help=f"steps per training "
-                   f"(default {FULL['steps']}; {SMOKE['steps']} with --smoke)")
-    p.add_argument("--every", type=int, default=None, help=f"steps between curve points "
-                   f"(default {FULL['every']}; {SMOKE['every']} with --smoke)")
-    p.add_argument("--smoke", action="store_true", help="tiny settings, seconds: checks it runs")
-    p.add_argument("--json", default=None)
-    args = p.parse_args(argv)
+    args, size, seeds = run_options(__doc__, FULL, SMOKE, argv, every=True)
     start = time.perf_counter()
-    size = {**FULL, **(SMOKE if args.smoke else {})}
-    size["steps"] = args.steps or size["steps"]
-    size["every"] = args.every or size["every"]
-    seeds = list(range(args.seeds or size["seeds"]))
     world = ToyWorld()
     data, _, sentences, _ = toy_data(world, size["n_train"], size["n_eval"], seed=0)
     ev = data.eval

@@ -98,3 +98,15 @@ def make_trainer():
         return Trainer(MiniBert(model_config, rng=recipe.seed), data, recipe, run)
 
     return make
+
+
+@pytest.fixture(scope="module")
+def models():
+    """The stored toy model as ``stored_toy_model`` gives it (float32), a float64 copy, and its
+    vocabulary (tests/test_live_bert.py and tests/test_live_ask.py)."""
+    import copy
+
+    from mlmlib.widgets import stored_toy_model
+
+    model, vocab = stored_toy_model()
+    return model, copy.deepcopy(model).double(), vocab

@@ -26,12 +26,12 @@ Without Chromium or Playwright the browser tests skip with a message; with
 
 from __future__ import annotations
 
-import copy
 import re
 
 import numpy as np
 import pytest
 import torch
+from test_live_bert import typed_sentences
 
 from mlmlib.plots import alt_text
 from mlmlib.toyworld import ToyWorld, compare_with_exact
@@ -39,7 +39,6 @@ from mlmlib.widgets import (
     live_ask_model,
     live_attention,
     read_sentence,
-    stored_toy_model,
     toy_model_ids,
 )
 
@@ -52,40 +51,7 @@ def world():
     return ToyWorld()
 
 
-@pytest.fixture(scope="module")
-def models():
-    """The stored model as stored_toy_model gives it (float32), a float64 copy, its vocab."""
-    model, vocab = stored_toy_model()
-    return model, copy.deepcopy(model).double(), vocab
-
-
-def _typed(rng: np.random.Generator, words: list[str]) -> str:
-    """``words`` as a reader might type them: capitals here and there, a full stop against its
-    word, one or two spaces between the others."""
-    out = ""
-    for w in words:
-        w = w.upper() if rng.random() < 0.15 else w.capitalize() if rng.random() < 0.15 else w
-        out += ("" if w == "." and rng.random() < 0.6 else " " * int(rng.integers(1, 3))) + w
-    return out.strip()
-
-
-def _sentences() -> list[str]:
-    """60 typed sentences: a few written out, one of the world's longest (20 words), the rest
-    drawn from the toy world with 1 to 4 blanks."""
-    world, rng = ToyWorld(), np.random.default_rng(10)
-    texts = ["The small ___ barked.", "the cat sat on the ___ .", "___ small dog barked .",
-             "The ___ CHASED a ball.", "my teacher read the old ___.", "the ___ ___ ___ ."]
-    drawn = world.sample(3000, rng=11)
-    longest = next(s for s in drawn if len(s) == world.max_len)
-    for words in [longest, *drawn[:53]]:
-        hide = sorted({int(i) for i in rng.integers(0, len(words), int(rng.integers(1, 5)))})
-        blanks = rng.choice(["___", "_", "[MASK]", "[mask]"], len(hide))
-        texts.append(_typed(rng, [str(blanks[hide.index(i)]) if i in hide else w
-                                  for i, w in enumerate(words)]))
-    return texts
-
-
-SENTENCES = _sentences()
+SENTENCES = typed_sentences(10)
 
 
 def _page(chromium, html: str, **options):

@@ -15,7 +15,6 @@ Without Chromium or Playwright these tests skip with a message; with ``MLM_REQUI
 
 from __future__ import annotations
 
-import copy
 import math
 
 import numpy as np
@@ -26,7 +25,6 @@ from mlmlib.toyworld import ToyWorld
 from mlmlib.widgets import (
     live_posterior,
     script,
-    stored_toy_model,
     toy_model_blob,
     toy_model_ids,
 )
@@ -56,12 +54,6 @@ def page(chromium):
     context.close()
 
 
-@pytest.fixture(scope="module")
-def models():
-    model, vocab = stored_toy_model()
-    return model, copy.deepcopy(model).double(), vocab
-
-
 def _typed(rng: np.random.Generator, words: list[str]) -> str:
     """``words`` as a reader might type them: capitals here and there, a full stop against its
     word, one or two spaces between the others."""
@@ -72,13 +64,14 @@ def _typed(rng: np.random.Generator, words: list[str]) -> str:
     return out
 
 
-def _sentences() -> list[str]:
+def typed_sentences(seed: int = 0) -> list[str]:
     """60 typed sentences: a few written out, the rest drawn from the toy world with 1 to 4
-    blanks, and one of its longest (20 words)."""
-    world, rng = ToyWorld(), np.random.default_rng(0)
+    blanks, and one of its longest (20 words); ``seed`` picks the draw (tests/test_live_ask.py
+    uses another)."""
+    world, rng = ToyWorld(), np.random.default_rng(seed)
     texts = ["The small ___ barked.", "the cat sat on the ___ .", "___ small dog barked .",
              "The ___ CHASED a ball.", "my teacher read the old ___.", "the ___ ___ ___ ."]
-    drawn = world.sample(3000, rng=1)
+    drawn = world.sample(3000, rng=seed + 1)
     longest = next(s for s in drawn if len(s) == world.max_len)
     for words in [longest, *drawn[:53]]:
         hide = sorted({int(i) for i in rng.integers(0, len(words), int(rng.integers(1, 5)))})
@@ -88,7 +81,7 @@ def _sentences() -> list[str]:
     return texts
 
 
-SENTENCES = _sentences()
+SENTENCES = typed_sentences()
 
 
 def _rule() -> dict:
