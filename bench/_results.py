@@ -169,3 +169,15 @@ def run_options(doc: str, full: dict, smoke: dict, argv=None,
     if every:
         size["every"] = args.every or size["every"]
     return args, size, list(range(args.seeds or size["seeds"]))
+
+
+def mask_only_recipe(data, world, size: dict, seed: int, **changes):
+    """The toy world's recipe with every blank ``[MASK]`` (no 80/10/10: ``ToyWorld.posterior``
+    is the floor of exactly this corruption), trained for ``size["steps"]``, with the batch size
+    and warm-up of ``size`` where it sets them (the smoke settings do); ``changes`` replace any
+    other field, by name. Returns ``(model_config, recipe)``, as ``toy_recipe`` does."""
+    from mlmlib.train import toy_recipe
+
+    extra = {k: size[k] for k in ("batch_size", "warmup") if k in size}
+    return toy_recipe(data.vocab_size, world.max_len + 2, steps=size["steps"], seed=seed,
+                      mask_prob=1.0, random_prob=0.0, **extra, **changes)

@@ -86,12 +86,12 @@ from pathlib import Path
 
 import torch
 
-from bench._results import machine, run_options, write
+from bench._results import machine, mask_only_recipe, run_options, write
 from bench.bench_lab import score, summary
 from mlmlib.constants import IGNORE_INDEX
 from mlmlib.corpora import Batch, mask_batch
 from mlmlib.toyworld import ToyWorld
-from mlmlib.train import RunOptions, Trainer, build_model, toy_data, toy_recipe
+from mlmlib.train import RunOptions, Trainer, build_model, toy_data
 
 REGIMES = ("static", "duplicated", "dynamic")
 DUPLICATES = 10  # BERT's copies of its data, each masked once
@@ -116,7 +116,7 @@ class Small:
                           for row, n in zip(self.rows.input_ids.tolist(),
                                             self.rows.attention_mask.sum(1).tolist(),
                                             strict=True)]
-        self.config, self.recipe = recipe(self.data, self.world, size, seed=0)
+        self.config, self.recipe = mask_only_recipe(self.data, self.world, size, seed=0)
         eval_rows = self.data.eval._replace(  # the evaluation rows, unmasked
             input_ids=torch.where(self.data.eval.labels != IGNORE_INDEX, self.data.eval.labels,
                                   self.data.eval.input_ids), labels=None)
@@ -139,12 +139,6 @@ class Small:
         return self.world.bayes_loss(sentences, blanks)
 
 
-def recipe(data, world: ToyWorld, size: dict, seed: int):
-    extra = {k: size[k] for k in ("batch_size", "warmup") if k in size}
-    return toy_recipe(data.vocab_size, world.max_len + 2, steps=size["steps"], seed=seed,
-                      mask_prob=1.0, random_prob=0.0, **extra)
-
-
 def stack(batches: list[Batch]) -> Batch:
     return Batch(*(torch.cat(parts) if parts[0] is not None else None
                    for parts in zip(*batches, strict=True)))
@@ -163,7 +157,7 @@ def visits(n: int, batch_size: int, order: torch.Generator):
 def run(small: Small, size: dict, regime: str, seed: int, fixed: list[Batch],
         after_fixed: torch.Tensor) -> dict:
     """One training run: its curves on the three sets, and its time."""
-    config, rec = recipe(small.data, small.world, size, seed)
+    config, rec = mask_only_recipe(small.data, small.world, size, seed)
     trainer = Trainer(build_model(config, seed=seed), small.data, rec,
                       RunOptions(eval_every=size["steps"], quiet=True))
     seen = stack(fixed) if regime == "duplicated" else fixed[0]

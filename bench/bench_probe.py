@@ -113,14 +113,14 @@ from pathlib import Path
 
 import torch
 
-from bench._results import machine, run_options, write
+from bench._results import machine, mask_only_recipe, run_options, write
 from bench.bench_lab import summary
 from mlmlib.constants import IGNORE_INDEX
 from mlmlib.corpora import Batch, pack_rows
 from mlmlib.probe import fit_probe
 from mlmlib.tokenizer import SPECIAL_TOKENS
 from mlmlib.toyworld import ToyWorld
-from mlmlib.train import RunOptions, Trainer, build_model, eval_batch, toy_data, toy_recipe
+from mlmlib.train import RunOptions, Trainer, build_model, eval_batch, toy_data
 
 PROBE_SEED = 3  # the probe's sentences and their masks (the data set uses seed 0)
 CONTROL_SEED = 4  # the control task's draw of a target per type
@@ -238,19 +238,13 @@ def fit_and_score(x: torch.Tensor, q: torch.Tensor, fit: torch.Tensor, seed: int
 
 def train(data, world: ToyWorld, size: dict, seed: int):
     """The recipe's model at ``seed``, untrained and trained; the seconds and the eval loss."""
-    config, recipe = _recipe(data, world, size, seed)
+    config, recipe = mask_only_recipe(data, world, size, seed)
     untrained = build_model(config, seed=seed)
     trainer = Trainer(build_model(config, seed=seed), data, recipe,
                       RunOptions(eval_every=size["steps"], quiet=True))
     start = time.perf_counter()
     history = trainer.fit()
     return untrained, trainer.model, time.perf_counter() - start, history[-1]["eval_loss"]
-
-
-def _recipe(data, world: ToyWorld, size: dict, seed: int):
-    extra = {k: size[k] for k in ("batch_size", "warmup") if k in size}
-    return toy_recipe(data.vocab_size, world.max_len + 2, steps=size["steps"], seed=seed,
-                      mask_prob=1.0, random_prob=0.0, **extra)
 
 
 def print_table(result: dict) -> None:
@@ -284,7 +278,7 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     world = ToyWorld()
     data, vocab, sentences, masks = toy_data(world, size["n_train"], size["n_eval"], seed=0)
-    config, recipe = _recipe(data, world, size, 0)
+    config, recipe = mask_only_recipe(data, world, size, 0)
     rows = ProbeRows(world, vocab, data.mask_token_id, data.special_ids, size["n_probe"],
                      recipe.rate)
     train_settings = asdict(recipe)

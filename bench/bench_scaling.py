@@ -73,12 +73,12 @@ from pathlib import Path
 
 import torch
 
-from bench._results import machine, run_options, write
+from bench._results import machine, mask_only_recipe, run_options, write
 from bench.bench_lab import summary
 from mlmlib.corpora import Batch, pack_rows
 from mlmlib.tokenizer import SPECIAL_TOKENS
 from mlmlib.toyworld import ToyWorld
-from mlmlib.train import RunOptions, TrainData, Trainer, build_model, toy_data, toy_recipe
+from mlmlib.train import RunOptions, TrainData, Trainer, build_model, toy_data
 
 WIDTHS = [8, 16, 32, 48, 64, 96]
 DATA_WIDTH = 64  # the recipe's
@@ -95,10 +95,8 @@ def heads(width: int) -> int:
 
 
 def sized(world: ToyWorld, data: TrainData, size: dict, width: int, seed: int):
-    extra = {k: size[k] for k in ("batch_size", "warmup") if k in size}
-    return toy_recipe(data.vocab_size, world.max_len + 2, steps=size["steps"], seed=seed,
-                      hidden_size=width, num_heads=heads(width), intermediate_size=4 * width,
-                      mask_prob=1.0, random_prob=0.0, **extra)
+    return mask_only_recipe(data, world, size, seed, hidden_size=width, num_heads=heads(width),
+                            intermediate_size=4 * width)
 
 
 def non_embedding(model) -> int:

@@ -70,13 +70,13 @@ from pathlib import Path
 
 import torch
 
-from bench._results import machine, run_options, write
+from bench._results import machine, mask_only_recipe, run_options, write
 from bench.bench_lab import score, summary
 from mlmlib.constants import IGNORE_INDEX
 from mlmlib.corpora import Batch
 from mlmlib.masking import bert_count, choose_positions, span_positions
 from mlmlib.toyworld import ToyWorld
-from mlmlib.train import RunOptions, Trainer, build_model, toy_data, toy_recipe
+from mlmlib.train import RunOptions, Trainer, build_model, toy_data
 
 KINDS = ("token", "span")
 RATE = 0.4
@@ -116,15 +116,9 @@ def mean_run(where: list[list[int]]) -> float:
     return sum(map(len, where)) / runs
 
 
-def recipe(data, world: ToyWorld, size: dict, seed: int):
-    extra = {k: size[k] for k in ("batch_size", "warmup") if k in size}
-    return toy_recipe(data.vocab_size, world.max_len + 2, steps=size["steps"], seed=seed,
-                      rate=RATE, rule="bert", mask_prob=1.0, random_prob=0.0, **extra)
-
-
 def run(data, world: ToyWorld, size: dict, kind: str, seed: int, tests: dict) -> dict:
     """One model trained on ``kind`` blanks: its scores on both test sets, and its curves."""
-    config, rec = recipe(data, world, size, seed)
+    config, rec = mask_only_recipe(data, world, size, seed, rate=RATE, rule="bert")
     trainer = Trainer(build_model(config, seed=seed), data, rec,
                       RunOptions(eval_every=size["steps"], quiet=True))
     g = torch.Generator().manual_seed(seed)  # the rows and the blanks, as the trainer's
@@ -183,7 +177,7 @@ def main(argv=None) -> int:
         batch, where = mask_rows(rows, kind, data.mask_token_id,
                                  torch.Generator().manual_seed(TEST_SEED))
         tests[kind] = (batch, where, world.bayes_loss(sentences, where))
-    config, rec = recipe(data, world, size, 0)
+    config, rec = mask_only_recipe(data, world, size, 0, rate=RATE, rule="bert")
     train = asdict(rec)
     del train["seed"]
     result = {"benchmark": "spans", "smoke": args.smoke, "machine": machine(),

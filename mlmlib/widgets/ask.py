@@ -44,11 +44,12 @@ from mlmlib.plots import FONT_SIZE, attention_bars, top_words
 from mlmlib.plots._common import _alt
 from mlmlib.toyworld import ToyWorld, compare_with_exact
 from mlmlib.widgets.live import (
-    BLANKS,
     DECIMALS,
     POSTERIOR_DECIMALS,
-    WORD_PATTERN,
     LiveFigure,
+    _check_top,
+    _exact_posterior,
+    _rule,
     _world_tables,
     read_sentence,
 )
@@ -58,8 +59,6 @@ __all__ = ["live_ask_model", "live_attention"]
 
 #: The sentence both figures start with.
 EXAMPLE = "the small ___ barked ."
-#: The most words a blank may show, for the exact posterior and for the model.
-MAX_TOP = 20
 #: The decimals of every number the static picture draws (float64, then rounded: the same on
 #: every kind of CPU).
 ROUND = 4
@@ -79,11 +78,6 @@ ATTENTION_LABELS = {"query": "attention from", "blank": "the first blank"}
 ATTENTION_NOTE = ("One panel per head of each layer of the stored mini BERT: a bar per token, "
                   "as tall as the weight (from 0 to 1) that the chosen position gives it; the "
                   "chosen position's own bar is hatched. Each row of weights adds up to 1.")
-
-
-def _rule() -> dict:
-    """The rule that splits a typed sentence, as the live posterior sends it."""
-    return {"pattern": WORD_PATTERN, "blanks": list(BLANKS)}
 
 
 def _forward(ids: list[int]) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -111,13 +105,6 @@ def _measures(p: np.ndarray, q: np.ndarray) -> dict[str, float]:
             "kl": float(compare_with_exact(p[None], q[None])["kl"][0])}
 
 
-def _check_top(top) -> int:
-    if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= MAX_TOP:
-        raise ValueError(f"top (the words each blank shows) must be a whole number from 1 to "
-                         f"{MAX_TOP}, got {top!r}")
-    return top
-
-
 def live_ask_model(world: ToyWorld, sentence: str = EXAMPLE, top: int = 5) -> LiveFigure:
     """A box to type a toy-world sentence with blanks; for each blank, the exact posterior's
     ``top`` likeliest words beside the stored mini BERT's, the posterior's entropy, the model's
@@ -132,8 +119,7 @@ def live_ask_model(world: ToyWorld, sentence: str = EXAMPLE, top: int = 5) -> Li
     top = _check_top(top)
     ids, masked = toy_model_ids(sentence)  # a str, known words, a blank, not too long
     words, _ = read_sentence(sentence)
-    filled = [world.words[0] if i in masked else w for i, w in enumerate(words)]  # any word
-    exact = world.posterior(filled, masked).numpy()  # refuses an impossible sentence
+    exact = _exact_posterior(world, words, masked).numpy()  # refuses an impossible sentence
     logits, _, vocab = _forward(ids)
     first = len(vocab) - world.vocab_size  # the special tokens come first, then the words
     if vocab[first:] != world.words:

@@ -345,6 +345,30 @@ def live_edge_cases(k: int = 3, log10p: float = -10.0) -> LiveFigure:
                       plots.edge_cases, "edge-case explorer")
 
 
+#: The most words a blank of a toy-world figure may show.
+MAX_TOP = 20
+
+
+def _rule() -> dict:
+    """The rule that splits a typed sentence (:func:`read_sentence`'s), as a page reads it."""
+    return {"pattern": WORD_PATTERN, "blanks": list(BLANKS)}
+
+
+def _check_top(top) -> int:
+    """``top``, the words each blank shows: a whole number from 1 to :data:`MAX_TOP`."""
+    if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= MAX_TOP:
+        raise ValueError(f"top (the words each blank shows) must be a whole number from 1 to "
+                         f"{MAX_TOP}, got {top!r}")
+    return top
+
+
+def _exact_posterior(world: ToyWorld, words: list[str], masked: list[int]):
+    """The exact posterior of each blank of a typed sentence, ``(|M|, V)``: a blank's word is
+    summed over, so any word stands in for it; the world checks the rest."""
+    filled = [world.words[0] if i in masked else w for i, w in enumerate(words)]
+    return world.posterior(filled, masked)
+
+
 def _world_tables(world: ToyWorld) -> dict:
     """The toy world's tables as a page's forward-backward reads them (``maths.js``'s
     ``posterior``): its states and words, ``start``, ``trans``, ``stop``, and of ``emit`` only
@@ -366,13 +390,11 @@ def live_posterior(world: ToyWorld, sentence: str = "the small ___ barked .",
     if not isinstance(world, ToyWorld):
         raise TypeError(f"world must be a ToyWorld, got {type(world).__name__}")
     words, masked = read_sentence(sentence)
-    if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= 20:
-        raise ValueError(f"top must be a whole number from 1 to 20, got {top!r}")
+    top = _check_top(top)
     if not masked:
         raise ValueError(f"the sentence {sentence!r} has no blank: write {BLANKS[0]} for a "
                          "hidden word")
-    filled = [world.words[0] if i in masked else w for i, w in enumerate(words)]  # any word:
-    posterior = world.posterior(filled, masked)  # a hidden one is summed over; it checks the rest
+    posterior = _exact_posterior(world, words, masked)
     tables = _world_tables(world)
 
     def static() -> Figure:
@@ -385,5 +407,5 @@ def live_posterior(world: ToyWorld, sentence: str = "the small ___ barked .",
         return fig
 
     return LiveFigure({"kind": "posterior", "world": tables, "sentence": sentence,
-                       "rule": {"pattern": WORD_PATTERN, "blanks": list(BLANKS)}, "top": top,
+                       "rule": _rule(), "top": top,
                        "decimals": POSTERIOR_DECIMALS}, static, "toy-world posterior")
