@@ -57,6 +57,12 @@ USES = {
     "entropy": r"(?<!cross-)(?<!cross )\bentropy\b",  # not cross-entropy, a term of its own
     "validation set": r"\bvalidation\b",
     "perplexity": r"\bperplexit(?:y|ies)\b",
+    "linear probe": r"\blinear probes?\b",
+    "control task": r"\bcontrol tasks?\b",
+    "memorisation": r"\bmemori[sz]ation\b(?!\.json)",  # not the file memorisation.json
+    "dynamic masking": r"\b(?:dynamic|static) masking\b",
+    "scaling law": r"\bscaling laws?\b",
+    "irreducible loss": r"\birreducible loss(?:es)?\b",
 }
 # A definition is the term in bold: its word forms, whatever the sense of the word elsewhere.
 DEFINED = {**USES, "step": r"\bsteps?\b"}

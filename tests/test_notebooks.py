@@ -72,6 +72,13 @@ PAPERS = {  # a name in the text -> the bibtex key a page that uses it must cite
     r"Jain and Wallace": "jain2019attention",
     r"Vaswani": "vaswani2017attention",
     r"Devlin|80%, 10%|Google's (original )?(BERT|code)": "devlin2019bert",
+    r"SpanBERT": "joshi2020spanbert",
+    r"Hewitt": "hewitt2019designing",
+    r"Shai et al": "shai2024transformers",
+    r"Kaplan et al": "kaplan2020scaling",
+    r"Hoffmann et al": "hoffmann2022training",
+    r"Zhang and Bowman": "zhang2018language",
+    r"Muennighoff": "muennighoff2023scaling",
 }
 PAGES = NOTEBOOKS + sorted((ROOT / "book").glob("*.md"))
 BIB_KEYS = set(re.findall(r"@\w+\{([^,]+),", (ROOT / "book" / "references.bib").read_text()))

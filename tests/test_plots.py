@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 from mlmlib import plots
 from mlmlib.loss import softmax
 from mlmlib.plots._common import _png
+from mlmlib.scaling import PowerLaw
 
 
 def test_softmax_stages_draws_the_probabilities():
@@ -142,6 +143,11 @@ SEEDS = {"full": [0.012, 0.015, 0.011], "untied": [0.05, 0.041]}
 JOINT = np.array([[0.3, 0.05], [0.1, 0.55]])
 PRODUCT = JOINT.sum(1)[:, None] * JOINT.sum(0)[None, :]
 ATTENTION = np.array([[0.6, 0.3, 0.1], [0.25, 0.7, 0.05], [0.2, 0.3, 0.5]])
+SCALE_SIZES, SCALE_FLOOR = [1e3, 4e3, 1.6e4], 2.125
+SCALE_RUNS = [[2.625, 2.65, 2.6], [2.3, 2.325, 2.31], [2.2, 2.21, 2.19]]
+SCALE_FITS = {"E fixed to the floor": PowerLaw(2.125, 300.0, 0.9, False, 0.01),
+              "E fitted": PowerLaw(2.15, 900.0, 1.1, True, 0.005),
+              "E fitted, lower": PowerLaw(2.1, 13.5, 0.7, True, 0.02)}  # below 2.125 from 8000
 HISTORY = [{"step": 50, "eval_loss": 3.125}, {"step": 100, "eval_loss": 2.25},
            {"step": 150, "eval_loss": 2.375}]
 
@@ -209,6 +215,12 @@ ALT_CASES = {
                              "lines": {"unigram": 1.5}},
                   [len(SEEDS), *[len(v) for v in SEEDS.values()],
                    *[np.mean(v) for v in SEEDS.values()]]),
+    "power_law_fits": ((SCALE_SIZES, SCALE_RUNS, SCALE_FLOOR, SCALE_FITS),
+                       {"xlabel": "parameters", "title": "3 seeds"},
+                       [len(SCALE_FITS), *np.subtract(SCALE_RUNS, SCALE_FLOOR).mean(1),
+                        *[v for f in SCALE_FITS.values() for v in (f.alpha, f.E, f.E - SCALE_FLOOR,
+                                                                   SCALE_FLOOR - f.E)],
+                        (13.5 / (SCALE_FLOOR - 2.1)) ** (1 / 0.7)]),
 }
 
 

@@ -82,6 +82,7 @@ ALLOWED = {
     "tokenizer": {"constants"},
     "toyworld": set(),
     "probe": set(),  # a linear probe: torch and the argument checks only
+    "scaling": set(),  # a scaling law's fit: numpy, torch and the argument checks only
     "corpora": {"constants", "tokenizer", "masking"},
     "train": {"constants", "loss", "masking", "model", "tokenizer", "corpora", "toyworld",
               "hf"},  # hf: Hugging Face's model behind MiniBert's call, for the benchmarks

@@ -306,3 +306,15 @@ def test_the_floor_of_span_masks_and_of_token_masks_over_the_same_sentences(rate
     for masks in (tokens, spans):
         floor = WORLD.bayes_loss(sentences, masks)
         assert math.isfinite(floor) and 0 < floor < math.log(WORLD.vocab_size)
+
+
+def test_bayes_loss_without_reduction_gives_each_slot_in_order():
+    sentences = WORLD.sample(30, rng=5)
+    masks = [[0, len(s) - 2] if len(s) > 2 else [0] for s in sentences]
+    slots = WORLD.bayes_loss(sentences, masks, reduction="none")
+    assert slots.dtype == torch.float64 and len(slots) == sum(map(len, masks))
+    assert abs(slots.mean().item() - WORLD.bayes_loss(sentences, masks)) < 1e-12
+    first = WORLD.posterior(sentences[0], masks[0])[0, WORLD.word_id[sentences[0][0]]]
+    assert abs(slots[0].item() + math.log(first)) < 1e-12  # sentence 0's first blank first
+    with pytest.raises(ValueError, match="reduction"):
+        WORLD.bayes_loss(sentences, masks, reduction="sum")

@@ -29,6 +29,9 @@ One module per part of the book; every name is importable from ``mlmlib.exercise
 * :mod:`mlmlib.exercises.lab` - the exact lab (results over seeds, pointwise information).
 * :mod:`mlmlib.exercises.encoder` - inside the encoder (attention weights by hand, the weights
   of one block, a gap over seeds).
+* :mod:`mlmlib.exercises.knows` - what the model knows, exactly (the first layer a probe reads
+  the hidden state at, a loss below or above its floor, spans and the floor, a power law's
+  exponent).
 * ``mlmlib.exercises._common`` - :class:`Verdict` and the number checks they share.
 
 >>> from mlmlib.exercises import check_loss_value
@@ -44,6 +47,12 @@ from mlmlib.exercises.encoder import (
     check_seed_gap,
 )
 from mlmlib.exercises.functions import check_mlm_loss, check_slot_loss, check_softmax
+from mlmlib.exercises.knows import (
+    check_first_layer,
+    check_floor_side,
+    check_power_law_exponent,
+    check_span_effect,
+)
 from mlmlib.exercises.lab import check_direction_over_seeds, check_pointwise_information
 from mlmlib.exercises.step import check_adamw_step, check_gap_prediction, check_score_gradient
 from mlmlib.exercises.training import (
@@ -90,6 +99,8 @@ __all__ = [
     "check_empty_loss",
     "check_empty_probability",
     "check_excess_loss",
+    "check_first_layer",
+    "check_floor_side",
     "check_fresh_loss",
     "check_gap_prediction",
     "check_hide",
@@ -101,6 +112,7 @@ __all__ = [
     "check_parameter_count",
     "check_perplexity",
     "check_pointwise_information",
+    "check_power_law_exponent",
     "check_probability_from_loss",
     "check_random_branch_probability",
     "check_score",
@@ -110,6 +122,7 @@ __all__ = [
     "check_slot_loss",
     "check_slotwise_loss",
     "check_softmax",
+    "check_span_effect",
     "check_speed_ratio",
     "check_tested_share",
     "check_total_loss",

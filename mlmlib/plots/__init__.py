@@ -22,6 +22,7 @@ One module per part of the book; every name is importable from ``mlmlib.plots`` 
 * :mod:`mlmlib.plots.lab` - the exact lab: results over seeds, calibration, joint tables.
 * :mod:`mlmlib.plots.encoder` - inside the encoder: matrices as heat maps, attention weights,
   GELU, two computations that agree, one dot per seed.
+* :mod:`mlmlib.plots.knows` - what the model knows: the scaling law's fits.
 * ``mlmlib.plots._common`` - the colours, the font size and the axes helpers they share, and
   the alt text: :func:`alt_text` and :func:`png_alt`.
 
@@ -49,6 +50,7 @@ from mlmlib.plots.encoder import (
     heat_panels,
     seed_dots,
 )
+from mlmlib.plots.knows import power_law_fits
 from mlmlib.plots.lab import joint_and_product, lines_with_spread, reliability_diagram
 from mlmlib.plots.step import learning_rate_curve, train_and_held_out
 from mlmlib.plots.training import attention_bars, hidden_chain, top_words, training_curve
@@ -90,6 +92,7 @@ __all__ = [
     "neg_log_curve",
     "pipeline",
     "png_alt",
+    "power_law_fits",
     "probability_dial",
     "reads_and_answers",
     "reliability_diagram",

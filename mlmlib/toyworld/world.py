@@ -276,20 +276,24 @@ class ToyWorld:
         return float((joint[seen] * (joint[seen] / product[seen]).log()).sum())
 
     def bayes_loss(self, sentences: Sequence[Sequence[str]],
-                   masks: Sequence[Sequence[int]], context: str = "both") -> float:
+                   masks: Sequence[Sequence[int]], context: str = "both",
+                   reduction: str = "mean") -> float | torch.Tensor:
         """The exact Bayes-optimal MLM loss: the mean of ``-log P(true word | visible)``.
 
         Averaged over every masked slot of every sentence (the "mean" reduction a trainer
         reports), with each sentence's masked positions given in ``masks``. ``context`` is as
         in :meth:`posterior`: ``"left"`` and ``"none"`` give the floors of a reader that sees
         less. Every sentence must be one the world can write, and one slot at least is needed.
+        ``reduction="none"`` returns the slots' losses instead, as a float64 tensor in the order
+        of the sentences and of each sentence's ``masks`` (their mean is the floor).
         """
+        one_of(reduction, "reduction", ("mean", "none"))
         sentences = items(sentences, "sentences", "sentences (each a list of words)")
         masks = items(masks, "masks", "masks (each a list of masked positions)")
         if len(sentences) != len(masks):
             raise ValueError(f"sentences and masks must have one entry each: {len(sentences)} "
                              f"sentences but {len(masks)} masks")
-        total, count = 0.0, 0
+        losses = []
         for k, (words, masked) in enumerate(zip(sentences, masks, strict=True)):
             words, masked = self._check(words, masked)
             try:  # the sentence itself, not only its visible words, must be possible
@@ -300,12 +304,12 @@ class ToyWorld:
                 continue
             post = self.posterior(words, masked, context)
             truth = torch.tensor([self.word_id[words[i]] for i in masked])
-            total -= post[torch.arange(len(masked)), truth].log().sum().item()
-            count += len(masked)
-        if not count:
+            losses.append(-post[torch.arange(len(masked)), truth].log())
+        if not losses:
             raise ValueError("masks hide no position at all: a mean loss over no slot is "
                              "undefined (it is not 0)")
-        return total / count
+        losses = torch.cat(losses)  # (slots,) float64
+        return losses if reduction == "none" else losses.sum().item() / len(losses)
 
     def landmarks(self, sentences: Sequence[Sequence[str]],
                   masks: Sequence[Sequence[int]]) -> dict[str, float]:

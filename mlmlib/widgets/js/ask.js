@@ -49,13 +49,8 @@ function askColumn(ctx, {x, y, row, title, best, words, most, q, decimals}) {
 
 KINDS.ask = {
   setup(fig) {
-    const c = fig.config;
-    fig.model = decode(c.model);
-    const row = el(fig.controls, "label", {class: "mlm-control mlm-wide"});
-    el(row, "span", {class: "mlm-control-name"}, `sentence (${c.rule.blanks[0]} for a blank)`);
-    fig.text = el(row, "input", {type: "text", value: c.sentence, "data-control": "sentence",
-                                 spellcheck: "false", "aria-label": "sentence with blanks"});
-    fig.text.addEventListener("input", () => fig.redraw());
+    fig.model = decode(fig.config.model);
+    fig.text = sentenceBox(fig);
   },
   draw(fig) {
     const c = fig.config, world = c.world;

@@ -35,14 +35,11 @@ KINDS.attention = {
   setup(fig) {
     const c = fig.config;
     fig.model = decode(c.model);
-    const box = el(fig.controls, "label", {class: "mlm-control mlm-wide"});
-    el(box, "span", {class: "mlm-control-name"}, `sentence (${c.rule.blanks[0]} for a blank)`);
-    fig.text = el(box, "input", {type: "text", value: c.sentence, "data-control": "sentence",
-                                 spellcheck: "false", "aria-label": "sentence with blanks"});
+    fig.text = sentenceBox(fig);
     const picker = el(fig.controls, "label", {class: "mlm-control"});
     el(picker, "span", {class: "mlm-control-name"}, c.labels.query);
     fig.pick = el(picker, "select", {"data-control": "query", "aria-label": c.labels.query});
-    for (const input of [fig.text, fig.pick]) input.addEventListener("input", () => fig.redraw());
+    fig.pick.addEventListener("input", () => fig.redraw());
   },
   draw(fig) {
     const c = fig.config, model = fig.model;

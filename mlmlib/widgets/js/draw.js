@@ -1,5 +1,5 @@
 /* draw.js - the drawing kit every live figure uses: elements, text, numbers, the canvas, and
- * the controls (sliders and toggle buttons).
+ * the controls (sliders, a sentence box and toggle buttons).
  *
  * Does: make SVG and HTML elements. A drawing's helpers take its context (`ctx`, made by
  * canvas: the SVG, its font size, the figure's colours, its hatch) and one options object. A
@@ -73,6 +73,17 @@ function slider(fig, spec, parent) {
     shown.textContent = Number(input.value).toFixed(spec.decimals);
     fig.redraw();
   });
+  return input;
+}
+
+// The text box for a sentence with blanks, as the figure's settings give it (its rule's first
+// blank, its starting sentence), across the whole width; typing in it redraws the figure.
+function sentenceBox(fig) {
+  const c = fig.config, row = el(fig.controls, "label", {class: "mlm-control mlm-wide"});
+  el(row, "span", {class: "mlm-control-name"}, `sentence (${c.rule.blanks[0]} for a blank)`);
+  const input = el(row, "input", {type: "text", value: c.sentence, "data-control": "sentence",
+                                  spellcheck: "false", "aria-label": "sentence with blanks"});
+  input.addEventListener("input", () => fig.redraw());
   return input;
 }
 

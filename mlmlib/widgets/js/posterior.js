@@ -13,13 +13,7 @@
 
 KINDS.posterior = {
   setup(fig) {
-    const blank = fig.config.rule.blanks[0];
-    const row = el(fig.controls, "label", {class: "mlm-control mlm-wide"});
-    el(row, "span", {class: "mlm-control-name"}, `sentence (${blank} for a blank)`);
-    fig.text = el(row, "input", {type: "text", value: fig.config.sentence,
-                                 "data-control": "sentence", spellcheck: "false",
-                                 "aria-label": "sentence with blanks"});
-    fig.text.addEventListener("input", () => fig.redraw());
+    fig.text = sentenceBox(fig);
   },
   draw(fig) {
     const c = fig.config, world = c.world, blanks = c.rule.blanks;

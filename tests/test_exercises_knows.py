@@ -1,0 +1,268 @@
+"""The checkers of "What the model knows, exactly" (mlmlib.exercises.knows): right answers pass
+and say what was measured, the usual mistakes are named, seeds that disagree and differences
+the measurement cannot tell check nothing, bad settings raise, and no reader's answer does."""
+
+import math
+
+import numpy as np
+import pytest
+
+from mlmlib.exercises import (
+    Verdict,
+    check_first_layer,
+    check_floor_side,
+    check_power_law_exponent,
+    check_span_effect,
+)
+
+KL = {"embeddings": [0.41, 0.43, 0.40], "block_1": [0.03, 0.05, 0.04],
+      "head_transform": [0.02, 0.03, 0.02]}
+MEMORISED = ([2.01, 2.02, 2.00], 2.05)  # (losses, floor): below the floor on every seed
+WHAT = "the static run's loss on its own training masks"
+N1, N2, L1, L2, E = 1000, 4000, 2.6, 2.3, 2.1
+ALPHA = math.log((L1 - E) / (L2 - E)) / math.log(N2 / N1)
+READER_ANSWERS = [None, "", "  ", 3, "x", float("nan"), [1], math.inf, {"a": 1}, object(),
+                  np.array([1.0, 2.0]), True, b"below", "0.5"]
+
+
+def _fails_with(verdict, *words):
+    assert isinstance(verdict, Verdict) and not verdict, verdict
+    for word in words:
+        assert word in str(verdict), (word, str(verdict))
+
+
+# ----------------------------------------------------------------------------- first layer
+
+@pytest.mark.parametrize("answer", ["block_1", " Block 1 ", "BLOCK-1", '"block_1".'])
+def test_first_layer_right(answer):
+    verdict = check_first_layer(answer, KL)
+    assert verdict and str(verdict).startswith("Your answer matches: block_1 is the first layer")
+    assert "every one of 3 seeds" in str(verdict) and "0.050" in str(verdict)
+
+
+def test_first_layer_mistakes_are_named():
+    _fails_with(check_first_layer("embeddings", KL), "[MASK] vector", "same for every blank",
+                "about 0.413 nats", "?")
+    _fails_with(check_first_layer("head_transform", KL), "already readable at block_1",
+                "What does head_transform add?")
+    _fails_with(check_first_layer("block_9", KL), "not one of the layers",
+                "embeddings, block_1, head_transform")
+    _fails_with(check_first_layer("none", KL), "Which comes first?")
+    deeper = {"embeddings": [0.4, 0.4], "block_1": [0.3, 0.05], "block_2": [0.02, 0.01]}
+    _fails_with(check_first_layer("block_1", deeper), "seeds disagree")
+    deeper["block_1"] = [0.3, 0.2]
+    _fails_with(check_first_layer("block_1", deeper), "stays above 0.1 nats on some seed",
+                "Where does it first get below?")
+    assert check_first_layer("block_2", deeper)
+
+
+def test_first_layer_seeds_disagree_or_none_gets_below():
+    split = {"embeddings": [0.4, 0.4, 0.4], "block_1": [0.05, 0.2, 0.04],
+             "head_transform": [0.01, 0.01, 0.01]}
+    for answer in ("block_1", "head_transform", "embeddings"):
+        _fails_with(check_first_layer(answer, split), "seeds disagree", "2 of 3",
+                    "cannot settle it")
+    never = {"embeddings": [0.4, 0.5], "block_1": [0.3, 0.2]}
+    assert check_first_layer("None", never) and "no layer" in str(check_first_layer("none", never))
+    _fails_with(check_first_layer("block_1", never), "never gets below 0.1 nats", "0.250")
+    assert check_first_layer("embeddings", {"embeddings": [0.0, -1e-12]})  # rounding: allowed
+    assert not check_first_layer("block_1", KL, threshold=0.04)  # 0.05 on seed 2: disagree
+
+
+@pytest.mark.parametrize("answer", [None, "", "   ", 3, ["block_1"]])
+def test_first_layer_template(answer):
+    _fails_with(check_first_layer(answer, KL), "Not answered yet", "block_1")
+
+
+@pytest.mark.parametrize(("kl", "threshold", "error", "words"), [
+    ([0.1, 0.2], 0.1, TypeError, "kl must be a dict"),
+    ({}, 0.1, ValueError, "kl is empty"),
+    ({"embeddings": []}, 0.1, ValueError, "kl['embeddings'] is empty"),
+    ({"embeddings": 0.3}, 0.1, TypeError, "kl['embeddings']"),
+    ({"embeddings": [0.3, math.nan]}, 0.1, ValueError, "kl['embeddings']"),
+    ({"embeddings": [0.3, -0.1]}, 0.1, ValueError, "kl['embeddings']"),
+    ({"embeddings": ["0.3"]}, 0.1, TypeError, "kl['embeddings']"),
+    ({"embeddings": [0.3, 0.2], "block_1": [0.1]}, 0.1, ValueError, "same number of seeds"),
+    ({1: [0.3]}, 0.1, TypeError, "layer name"),
+    (KL, 0, ValueError, "threshold"),
+    (KL, math.nan, ValueError, "threshold"),
+    (KL, "0.1", TypeError, "threshold"),
+])
+def test_first_layer_bad_settings_raise(kl, threshold, error, words):
+    with pytest.raises(error, match=words.replace("[", r"\[").replace("]", r"\]")):
+        check_first_layer("block_1", kl, threshold)
+
+
+# ----------------------------------------------------------------------------- floor side
+
+def test_floor_side_right():
+    below = check_floor_side(" Below ", *MEMORISED, what=WHAT)
+    assert below and str(below).startswith(f"Your prediction matches: {WHAT} came out below")
+    assert "every one of 3 seeds" in str(below) and "memorisation" in str(below)
+    above = check_floor_side("above", [2.10, 2.12], [2.05, 2.06])
+    assert above and "above its floor on every one of 2 seeds, by 0.0500 to 0.0600" in str(above)
+    assert "on its one seed" in str(check_floor_side("above", 2.3, 2.1))
+
+
+def test_floor_side_mistakes_are_named():
+    _fails_with(check_floor_side("above", *MEMORISED, what=WHAT), WHAT, "came out below",
+                "never trained on", "many times", "memorisation", "?")
+    _fails_with(check_floor_side("below", [2.10, 2.12], [2.05, 2.06]), "came out above",
+                "not trained on", "best any reader can do", "?")
+
+
+def test_floor_side_seeds_disagree_or_tie():
+    _fails_with(check_floor_side("below", [2.0, 2.1, 2.0], 2.05), "seeds disagree", "2 of 3",
+                "cannot settle it")
+    _fails_with(check_floor_side("above", [2.05, 2.1], 2.05), "exactly at its floor", "1 of 2")
+
+
+@pytest.mark.parametrize("answer", [None, "", "higher", 1])
+def test_floor_side_template(answer):
+    _fails_with(check_floor_side(answer, *MEMORISED), "Not answered yet", '"below" or "above"')
+
+
+@pytest.mark.parametrize(("losses", "floors", "what", "error", "words"), [
+    ([2.0, 2.1], [2.0, 2.1, 2.2], "the loss", ValueError, "one floor per seed"),
+    ([], 2.0, "the loss", ValueError, "at least one loss"),
+    ([2.0, math.nan], 2.0, "the loss", ValueError, "losses"),
+    ([2.0, 0.0], 2.0, "the loss", ValueError, "losses must be positive"),
+    ([2.0], -1.0, "the loss", ValueError, "floors must be positive"),
+    ("2.0", 2.0, "the loss", TypeError, "losses"),
+    ([2.0], 2.0, 3, TypeError, "what"),
+])
+def test_floor_side_bad_settings_raise(losses, floors, what, error, words):
+    with pytest.raises(error, match=words):
+        check_floor_side("below", losses, floors, what)
+
+
+# ----------------------------------------------------------------------------- span effect
+
+@pytest.mark.parametrize("answer", ["raise", "Raises", " higher ", "UP", "raised"])
+def test_span_effect_raise_words(answer):
+    verdict = check_span_effect(answer, 1.20, 1.35, 0.01)
+    assert verdict and str(verdict) == ("Your prediction matches: spans raise the floor, from "
+                                        "1.2000 to 1.3500 nats.")
+
+
+@pytest.mark.parametrize("answer", ["lower", "Lowers", "down", "lowered"])
+def test_span_effect_lower_words(answer):
+    assert check_span_effect(answer, 1.20, 1.10, 0.01)
+    _fails_with(check_span_effect(answer, 1.20, 1.35, 0.01), "neighbours", "?")
+
+
+def test_span_effect_mistakes_are_named():
+    _fails_with(check_span_effect("lower", 1.20, 1.35, 0.01), "spans raise the floor",
+                "hides a word's neighbours", "determiner and adjective", "visible words left")
+    _fails_with(check_span_effect("raise", 1.20, 1.10, 0.01), "spans lower the floor",
+                "What did the spans hide instead", "edges", "predict nothing?")
+
+
+def test_span_effect_cannot_tell():
+    _fails_with(check_span_effect("raise", 1.20, 1.22, 0.01), "cannot tell", "0.0200",
+                "3 standard errors (0.0300)", "no prediction")
+    _fails_with(check_span_effect("lower", 1.20, 1.20, 0.0), "cannot tell")
+    assert check_span_effect("raise", 1.20, 1.231, 0.01)  # 3.1 standard errors: it can
+
+
+@pytest.mark.parametrize("answer", [None, "", "same", 1.5])
+def test_span_effect_template(answer):
+    _fails_with(check_span_effect(answer, 1.20, 1.35, 0.01), "Not answered yet",
+                '"raise" or "lower"')
+
+
+@pytest.mark.parametrize(("args", "error", "words"), [
+    ((0.0, 1.3, 0.01), ValueError, "token_floor"),
+    ((1.2, math.nan, 0.01), ValueError, "span_floor"),
+    ((1.2, math.inf, 0.01), ValueError, "span_floor"),
+    ((1.2, 1.3, -0.01), ValueError, "standard_error"),
+    ((1.2, 1.3, "0.01"), TypeError, "standard_error"),
+    ((None, 1.3, 0.01), TypeError, "token_floor"),
+])
+def test_span_effect_bad_settings_raise(args, error, words):
+    with pytest.raises(error, match=words):
+        check_span_effect("raise", *args)
+
+
+# ----------------------------------------------------------------------------- power law
+
+def _alpha(top=math.log, bottom=math.log, e1=E, e2=E):
+    return top((L1 - e1) / (L2 - e2)) / bottom(N2 / N1)
+
+
+@pytest.mark.parametrize("answer", [
+    ALPHA, round(ALPHA, 4), _alpha(math.log10, math.log10), _alpha(math.log2, math.log2),
+    np.float32(ALPHA), [ALPHA],
+])
+def test_power_law_right_in_any_one_base(answer):
+    verdict = check_power_law_exponent(answer, N1, N2, L1, L2, E)
+    assert verdict and str(verdict) == (
+        f"Correct: {ALPHA:.4f} matches alpha = log((loss1 - floor) / (loss2 - floor)) / "
+        f"log(n2 / n1) = {ALPHA:.4f}.")
+
+
+@pytest.mark.parametrize(("answer", "hint"), [
+    (_alpha(e1=0, e2=0), "leaves out the floor"),
+    (-ALPHA, "sign is flipped"),
+    (1 / ALPHA, "1/alpha, the fraction upside down"),
+    (_alpha(e2=0), "from loss1 only"),
+    (_alpha(e1=0), "from loss2 only"),
+    (_alpha(top=math.log10), "log10 on top and the natural log below"),
+    (_alpha(bottom=math.log10), "the natural log on top and log10 below"),
+    (_alpha(top=math.log2), "log2 on top and the natural log below"),
+    (_alpha(bottom=math.log2), "the natural log on top and log2 below"),
+    (0.1234, "is not"),
+])
+def test_power_law_mistakes_are_named(answer, hint):
+    verdict = check_power_law_exponent(answer, N1, N2, L1, L2, E)
+    _fails_with(verdict, hint)
+    assert not str(verdict).endswith("?.")
+
+
+@pytest.mark.parametrize("answer", [None, "", "0.66"])
+def test_power_law_template(answer):
+    _fails_with(check_power_law_exponent(answer, N1, N2, L1, L2, E), "Not answered yet")
+
+
+@pytest.mark.parametrize(("args", "error", "words"), [
+    ((1000, 1000, L1, L2, E), ValueError, "n1 and n2 must differ"),
+    ((0, N2, L1, L2, E), ValueError, "n1"),
+    ((N1, -5, L1, L2, E), ValueError, "n2"),
+    ((True, N2, L1, L2, E), TypeError, "n1"),
+    ((N1, N2, 2.1, L2, E), ValueError, "loss1 must be above the floor"),
+    ((N1, N2, L1, 2.0, E), ValueError, "loss2 must be above the floor"),
+    ((N1, N2, math.nan, L2, E), ValueError, "loss1"),
+    ((N1, N2, L1, "2.3", E), TypeError, "loss2"),
+    ((N1, N2, L1, L2, -0.5), ValueError, "floor"),
+])
+def test_power_law_bad_settings_raise(args, error, words):
+    with pytest.raises(error, match=words):
+        check_power_law_exponent(ALPHA, *args)
+
+
+# ----------------------------------------------------------------------------- every checker
+
+CHECKS = {
+    "first_layer": lambda a: check_first_layer(a, KL),
+    "floor_side": lambda a: check_floor_side(a, *MEMORISED),
+    "span_effect": lambda a: check_span_effect(a, 1.20, 1.35, 0.01),
+    "power_law": lambda a: check_power_law_exponent(a, N1, N2, L1, L2, E),
+}
+
+
+@pytest.mark.parametrize("check", CHECKS.values(), ids=CHECKS.keys())
+@pytest.mark.parametrize("answer", READER_ANSWERS, ids=repr)
+def test_no_reader_answer_raises(check, answer):
+    verdict = check(answer)
+    assert isinstance(verdict, Verdict) and not verdict and str(verdict), verdict
+
+
+def test_the_power_law_checker_names_the_exponent_it_is_given():
+    from mlmlib.exercises import check_power_law_exponent
+    beta = math.log(0.5 / 0.2) / math.log(4)
+    verdict = check_power_law_exponent(beta, 1000, 4000, 2.6, 2.3, 2.1, symbol="beta")
+    assert verdict and "beta = log(" in verdict.message
+    wrong = check_power_law_exponent(1 / beta, 1000, 4000, 2.6, 2.3, 2.1, symbol="beta")
+    assert not wrong and "1/beta" in wrong.message
+    with pytest.raises(TypeError, match="symbol"):
+        check_power_law_exponent(beta, 1000, 4000, 2.6, 2.3, 2.1, symbol="")
