@@ -5,8 +5,9 @@ redraw in the reader's browser (the published site, Jupyter, Colab) with no kern
 script is put together from the modules of ``mlmlib/widgets/js/``, shipped with the package.
 :mod:`mlmlib.widgets.toy_model` stores the course's trained toy-world mini BERT with the
 package (``widgets/data/toy_model.json``) and gives it back as a ``MiniBert``, or as a compact
-text that a page carries and runs with ``js/bert.js``. :mod:`mlmlib.widgets.ask` puts that
-model live in the page: "ask the model" beside the exact posterior, and its attention weights.
+text that a page carries and runs with ``js/bert.js``. :mod:`mlmlib.widgets.ask` puts the toy
+world live in the page: its exact posterior, "ask the model" beside it, and the model's
+attention weights.
 
 Does not: compute the loss or draw a matplotlib figure itself (:mod:`mlmlib.loss` and
 :mod:`mlmlib.plots` do), or need a running kernel or ipywidgets.
@@ -15,7 +16,7 @@ Does not: compute the loss or draw a matplotlib figure itself (:mod:`mlmlib.loss
 0.25
 """
 
-from mlmlib.widgets.ask import live_ask_model, live_attention
+from mlmlib.widgets.ask import live_ask_model, live_attention, live_posterior
 from mlmlib.widgets.live import (
     MODULES,
     LiveFigure,
@@ -23,7 +24,6 @@ from mlmlib.widgets.live import (
     live_edge_cases,
     live_mask,
     live_neg_log,
-    live_posterior,
     live_softmax,
     live_tower,
     read_sentence,

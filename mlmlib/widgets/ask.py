@@ -1,10 +1,15 @@
-"""mlmlib.widgets.ask - the course's trained mini BERT live in the page: ask it to fill the
-blanks of a toy-world sentence beside the exact posterior, and see where its attention goes.
+"""mlmlib.widgets.ask - the toy world live in the page: the exact posterior of a typed
+sentence's blanks, the course's trained mini BERT asked to fill them beside it, and where its
+attention goes.
 
-Does: two :class:`~mlmlib.widgets.live.LiveFigure` functions, each with a box where the reader
-types a toy-world sentence with blanks (``___``), read by
-:func:`~mlmlib.widgets.live.read_sentence`'s rule and refused with the live posterior's
-messages; the page recomputes everything at every keystroke.
+Does: three :class:`~mlmlib.widgets.live.LiveFigure` functions, each with a box where the
+reader types a toy-world sentence with blanks (``___``), read by
+:func:`~mlmlib.widgets.live.read_sentence`'s rule and refused with the same messages; the page
+recomputes everything at every keystroke.
+
+* :func:`live_posterior` (the toy-world chapter): the exact posterior of each blank, by the
+  same forward-backward as :meth:`ToyWorld.posterior <mlmlib.toyworld.ToyWorld.posterior>`,
+  run in the page on the world's tables.
 
 * :func:`live_ask_model` (the toy-world chapter): for each blank, the exact posterior's
   likeliest words beside the stored model's (its softmax over the toy world's words only, the
@@ -44,18 +49,16 @@ from mlmlib.plots import FONT_SIZE, attention_bars, top_words
 from mlmlib.plots._common import _alt
 from mlmlib.toyworld import ToyWorld, compare_with_exact
 from mlmlib.widgets.live import (
+    BLANKS,
     DECIMALS,
     POSTERIOR_DECIMALS,
+    WORD_PATTERN,
     LiveFigure,
-    _check_top,
-    _exact_posterior,
-    _rule,
-    _world_tables,
     read_sentence,
 )
 from mlmlib.widgets.toy_model import stored_toy_model, toy_model_blob, toy_model_ids
 
-__all__ = ["live_ask_model", "live_attention"]
+__all__ = ["live_ask_model", "live_attention", "live_posterior"]
 
 #: The sentence both figures start with.
 EXAMPLE = "the small ___ barked ."
@@ -79,6 +82,72 @@ ATTENTION_NOTE = ("One panel per head of each layer of the stored mini BERT: a b
                   "as tall as the weight (from 0 to 1) that the chosen position gives it; the "
                   "chosen position's own bar is hatched. Each row of weights adds up to 1.")
 
+
+
+#: The most words a blank of a toy-world figure may show.
+MAX_TOP = 20
+
+
+def _rule() -> dict:
+    """The rule that splits a typed sentence (:func:`read_sentence`'s), as a page reads it."""
+    return {"pattern": WORD_PATTERN, "blanks": list(BLANKS)}
+
+
+def _check_top(top) -> int:
+    """``top``, the words each blank shows: a whole number from 1 to :data:`MAX_TOP`."""
+    if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= MAX_TOP:
+        raise ValueError(f"top (the words each blank shows) must be a whole number from 1 to "
+                         f"{MAX_TOP}, got {top!r}")
+    return top
+
+
+def _exact_posterior(world: ToyWorld, words: list[str], masked: list[int]):
+    """The exact posterior of each blank of a typed sentence, ``(|M|, V)``: a blank's word is
+    summed over, so any word stands in for it; the world checks the rest."""
+    filled = [world.words[0] if i in masked else w for i, w in enumerate(words)]
+    return world.posterior(filled, masked)
+
+
+def _world_tables(world: ToyWorld) -> dict:
+    """The toy world's tables as a page's forward-backward reads them (``maths.js``'s
+    ``posterior``): its states and words, ``start``, ``trans``, ``stop``, and of ``emit`` only
+    the words each state can write."""
+    emit = [{v: float(p) for v, p in enumerate(row.tolist()) if p > 0} for row in world.emit]
+    return {"states": world.states, "words": world.words, "word_id": world.word_id,
+            "start": world.start.tolist(), "trans": world.trans.tolist(),
+            "stop": world.stop.tolist(), "emit": emit, "max_len": world.max_len}
+
+
+def live_posterior(world: ToyWorld, sentence: str = "the small ___ barked .",
+                   top: int = 8) -> LiveFigure:
+    """A box to type a toy-world sentence with blanks (``___``); the exact posterior of each.
+
+    The page reads the sentence as :func:`~mlmlib.widgets.live.read_sentence` does and runs
+    the same forward-backward as :meth:`ToyWorld.posterior <mlmlib.toyworld.ToyWorld.posterior>`
+    on the world's tables, which travel with the figure (14 states, about 200 words).
+    """
+    if not isinstance(world, ToyWorld):
+        raise TypeError(f"world must be a ToyWorld, got {type(world).__name__}")
+    words, masked = read_sentence(sentence)
+    top = _check_top(top)
+    if not masked:
+        raise ValueError(f"the sentence {sentence!r} has no blank: write {BLANKS[0]} for a "
+                         "hidden word")
+    posterior = _exact_posterior(world, words, masked)
+    tables = _world_tables(world)
+
+    def static() -> Figure:
+        fig = Figure(figsize=(5.2, (0.45 * top + 1.2) * len(masked)), layout="constrained")
+        for ax, row, i in zip(fig.subplots(len(masked), 1, squeeze=False)[:, 0], posterior,
+                              masked, strict=True):
+            best = row.topk(min(top, int((row > 0).sum())))  # never a word ruled out
+            top_words([world.words[int(v)] for v in best.indices], best.values.tolist(),
+                            title=f"blank at position {i + 1}", ax=ax)
+        return fig
+
+    return LiveFigure({"kind": "posterior", "world": tables, "sentence": sentence,
+                       "rule": _rule(), "top": top,
+                       "decimals": POSTERIOR_DECIMALS}, static, "toy-world posterior")
 
 def _forward(ids: list[int]) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """The stored model in float64 on one sentence: its scores (T, vocabulary), every layer's

@@ -26,12 +26,12 @@ score, ``P_STEP`` for a probability), so that the page starts where the picture 
 * :func:`live_softmax` - a slider per score, the three stages of softmax (Step 4);
 * :func:`live_neg_log` - the reader's ``p`` on the curve ``-log p`` (Step 5);
 * :func:`live_tower` - hide words, set each one's probability, see the loss tower (Step 6);
-* :func:`live_edge_cases` - ``|M|`` slots at probability ``P``, down to ``1e-12`` (Step 7);
-* :func:`live_posterior` - type a toy-world sentence with blanks, read the exact posterior
-  (:func:`read_sentence` reads it, as the page does).
+* :func:`live_edge_cases` - ``|M|`` slots at probability ``P``, down to ``1e-12`` (Step 7).
 
-The figures of the course's trained mini BERT (``ask.js``, ``attention.js``) are made by
-:mod:`mlmlib.widgets.ask`, with the same :class:`LiveFigure` and script.
+The toy world's figures (its exact posterior, ``posterior.js``; the course's trained mini BERT
+beside it, ``ask.js``, ``attention.js``) are made by :mod:`mlmlib.widgets.ask`, with the same
+:class:`LiveFigure` and script; a typed sentence is read by :func:`read_sentence`, as the page
+reads it.
 
 The script element carries the first 16 hex digits of the script's SHA-256
 (:func:`script_hash`): tests/test_widgets.py checks that every committed live output carries
@@ -84,11 +84,9 @@ from mlmlib.plots.walkthrough import (
     SOFTMAX_STAGES,
     STACK_COLOURS,
 )
-from mlmlib.toyworld import ToyWorld
 
 __all__ = ["MODULES", "LiveFigure", "live_dial", "live_edge_cases", "live_mask", "live_neg_log",
-           "live_posterior", "live_softmax", "live_tower", "read_sentence", "script",
-           "script_hash"]
+           "live_softmax", "live_tower", "read_sentence", "script", "script_hash"]
 
 #: The message for a position outside the sentence, where the reader hides words.
 HIDE_OUTSIDE = "{name}: cannot hide position {p} of a {n}-token sentence (positions are 0..{last})"
@@ -343,69 +341,3 @@ def live_edge_cases(k: int = 3, log10p: float = -10.0) -> LiveFigure:
                                  "ordinary": "an ordinary guess"},
                        "near_zero": NEAR_ZERO, "decimals": DECIMALS},
                       plots.edge_cases, "edge-case explorer")
-
-
-#: The most words a blank of a toy-world figure may show.
-MAX_TOP = 20
-
-
-def _rule() -> dict:
-    """The rule that splits a typed sentence (:func:`read_sentence`'s), as a page reads it."""
-    return {"pattern": WORD_PATTERN, "blanks": list(BLANKS)}
-
-
-def _check_top(top) -> int:
-    """``top``, the words each blank shows: a whole number from 1 to :data:`MAX_TOP`."""
-    if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= MAX_TOP:
-        raise ValueError(f"top (the words each blank shows) must be a whole number from 1 to "
-                         f"{MAX_TOP}, got {top!r}")
-    return top
-
-
-def _exact_posterior(world: ToyWorld, words: list[str], masked: list[int]):
-    """The exact posterior of each blank of a typed sentence, ``(|M|, V)``: a blank's word is
-    summed over, so any word stands in for it; the world checks the rest."""
-    filled = [world.words[0] if i in masked else w for i, w in enumerate(words)]
-    return world.posterior(filled, masked)
-
-
-def _world_tables(world: ToyWorld) -> dict:
-    """The toy world's tables as a page's forward-backward reads them (``maths.js``'s
-    ``posterior``): its states and words, ``start``, ``trans``, ``stop``, and of ``emit`` only
-    the words each state can write."""
-    emit = [{v: float(p) for v, p in enumerate(row.tolist()) if p > 0} for row in world.emit]
-    return {"states": world.states, "words": world.words, "word_id": world.word_id,
-            "start": world.start.tolist(), "trans": world.trans.tolist(),
-            "stop": world.stop.tolist(), "emit": emit, "max_len": world.max_len}
-
-
-def live_posterior(world: ToyWorld, sentence: str = "the small ___ barked .",
-                   top: int = 8) -> LiveFigure:
-    """A box to type a toy-world sentence with blanks (``___``); the exact posterior of each.
-
-    The page reads the sentence as :func:`read_sentence` does and runs the same
-    forward-backward as :meth:`ToyWorld.posterior <mlmlib.toyworld.ToyWorld.posterior>` on the
-    world's tables, which travel with the figure (14 states, about 200 words).
-    """
-    if not isinstance(world, ToyWorld):
-        raise TypeError(f"world must be a ToyWorld, got {type(world).__name__}")
-    words, masked = read_sentence(sentence)
-    top = _check_top(top)
-    if not masked:
-        raise ValueError(f"the sentence {sentence!r} has no blank: write {BLANKS[0]} for a "
-                         "hidden word")
-    posterior = _exact_posterior(world, words, masked)
-    tables = _world_tables(world)
-
-    def static() -> Figure:
-        fig = Figure(figsize=(5.2, (0.45 * top + 1.2) * len(masked)), layout="constrained")
-        for ax, row, i in zip(fig.subplots(len(masked), 1, squeeze=False)[:, 0], posterior,
-                              masked, strict=True):
-            best = row.topk(min(top, int((row > 0).sum())))  # never a word ruled out
-            plots.top_words([world.words[int(v)] for v in best.indices], best.values.tolist(),
-                            title=f"blank at position {i + 1}", ax=ax)
-        return fig
-
-    return LiveFigure({"kind": "posterior", "world": tables, "sentence": sentence,
-                       "rule": _rule(), "top": top,
-                       "decimals": POSTERIOR_DECIMALS}, static, "toy-world posterior")

@@ -8,7 +8,7 @@
  * kind: each figure's module adds its own {setup(fig), draw(fig)}.
  *
  * Does not: compute anything, know any figure, or hold a number, colour or word of the course:
- * sliders, colours and labels come in the figure's settings (mlmlib/widgets/live.py).
+ * sliders, colours and labels come in the figure's settings (mlmlib/widgets/live.py, ask.py).
  */
 
 const KINDS = {};

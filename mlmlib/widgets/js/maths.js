@@ -2,7 +2,7 @@
  *
  * Does: sums, -log p, softmax (after subtracting the largest score, as mlmlib.loss.softmax),
  * the loss of several masked slots (the sum of their -log p), the reading of a typed sentence
- * into words and blanks (by the rule live.py sends, as mlmlib.widgets.live.read_sentence) and
+ * into words and blanks (by the rule the settings send, as mlmlib.widgets.live.read_sentence) and
  * what is wrong with it (sentenceError: the live posterior's and bert.js's messages), and
  * the toy world's exact posterior (scaled forward-backward, as ToyWorld.posterior); all in
  * 64-bit floats. tests/test_live_js.py checks each against mlmlib on thousands of random inputs.

@@ -4,7 +4,7 @@
  * Does: a text box; the sentence read by maths.js's readSentence (the rule in the settings),
  * checked by its sentenceError (known words, the world's length, a blank), and for each blank
  * its likeliest words as bars from maths.js's posterior; or one line that says what is wrong.
- * Settings (mlmlib.widgets.live.live_posterior): world (its tables), sentence, rule ({pattern,
+ * Settings (mlmlib.widgets.ask.live_posterior): world (its tables), sentence, rule ({pattern,
  * blanks}), top (how many words a blank shows), decimals.
  *
  * Does not: hold the blanks or the rule that splits a sentence (Python's read_sentence uses the
