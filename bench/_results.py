@@ -23,9 +23,17 @@ import torch
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def write(result: dict, name: str, path: str | None = None) -> Path:
-    """Write ``result`` as JSON to ``path`` or ``bench/results/<name>.json``; say where."""
-    out = Path(path) if path else RESULTS / f"{name}.json"
+def write(result: dict, name: str, path: str | None = None, smoke: bool = False) -> Path:
+    """Write ``result`` as JSON to ``path`` or ``bench/results/<name>.json``; say where.
+
+    A smoke run (``smoke=True``) without a ``path`` writes into a fresh temporary folder, so that
+    its tiny numbers never replace the stored results."""
+    if path:
+        out = Path(path)
+    elif smoke:
+        out = Path(tempfile.mkdtemp()) / f"{name}.json"
+    else:
+        out = RESULTS / f"{name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1))
     print(f"wrote {out}")

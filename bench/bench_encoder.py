@@ -38,10 +38,8 @@ It prints a table and writes JSON (``--json``, default bench/results/encoder.jso
 from __future__ import annotations
 
 import argparse
-import tempfile
 import time
 from dataclasses import asdict
-from pathlib import Path
 
 from bench._results import machine, write
 from mlmlib.toyworld import ToyWorld
@@ -117,8 +115,7 @@ def main(argv=None) -> int:
     print(f"\nexcess over the exact floor {marks['floor']:.4f} (nats per masked word), seeds "
           f"{seeds}; unigram {marks['unigram']:.4f}, uniform {marks['uniform']:.4f}; "
           f"wall {result['meta']['wall_s']:.0f} s")
-    path = args.json or (str(Path(tempfile.mkdtemp()) / "encoder.json") if args.smoke else None)
-    write(result, "encoder", path)
+    write(result, "encoder", args.json, smoke=args.smoke)
     return 0
 
 

@@ -89,10 +89,8 @@ from __future__ import annotations
 import math
 import statistics
 import sys
-import tempfile
 import time
 from dataclasses import asdict
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -448,8 +446,7 @@ def main(argv=None) -> int:
     result["calibration"] = calibrate(lab, models)
     result["wall_s"] = time.perf_counter() - start
     print_tables(result)
-    path = args.json or (str(Path(tempfile.mkdtemp()) / "lab.json") if args.smoke else None)
-    write(result, "lab", path)
+    write(result, "lab", args.json, smoke=args.smoke)
     return 0
 
 

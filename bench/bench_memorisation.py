@@ -79,10 +79,8 @@ A ``*_gap`` is the last scoring's loss minus that set's floor, in nats: negative
 from __future__ import annotations
 
 import sys
-import tempfile
 import time
 from dataclasses import asdict
-from pathlib import Path
 
 import torch
 
@@ -259,9 +257,7 @@ def main(argv=None) -> int:
                             for key in ("seen_gap", "fresh_gap", "eval_gap")}
     result["wall_s"] = time.perf_counter() - start
     print_table(result)
-    path = args.json or (str(Path(tempfile.mkdtemp()) / "memorisation.json")
-                         if args.smoke else None)
-    write(result, "memorisation", path)
+    write(result, "memorisation", args.json, smoke=args.smoke)
     return 0
 
 

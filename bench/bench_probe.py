@@ -106,10 +106,8 @@ with one seed)::
 from __future__ import annotations
 
 import sys
-import tempfile
 import time
 from dataclasses import asdict
-from pathlib import Path
 
 import torch
 
@@ -318,8 +316,7 @@ def main(argv=None) -> int:
                         for model in MODELS}
     result["wall_s"] = time.perf_counter() - start
     print_table(result)
-    path = args.json or (str(Path(tempfile.mkdtemp()) / "probe.json") if args.smoke else None)
-    write(result, "probe", path)
+    write(result, "probe", args.json, smoke=args.smoke)
     return 0
 
 

@@ -66,10 +66,8 @@ from __future__ import annotations
 
 import math
 import sys
-import tempfile
 import time
 from dataclasses import asdict
-from pathlib import Path
 
 import torch
 
@@ -211,8 +209,7 @@ def main(argv=None) -> int:
                                     width=size["data_width"], parameters=total))
     result["wall_s"] = time.perf_counter() - start
     print_table(result)
-    path = args.json or (str(Path(tempfile.mkdtemp()) / "scaling.json") if args.smoke else None)
-    write(result, "scaling", path)
+    write(result, "scaling", args.json, smoke=args.smoke)
     return 0
 
 

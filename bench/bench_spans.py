@@ -63,10 +63,8 @@ from __future__ import annotations
 
 import math
 import sys
-import tempfile
 import time
 from dataclasses import asdict
-from pathlib import Path
 
 import torch
 
@@ -204,8 +202,7 @@ def main(argv=None) -> int:
                             for key in ("loss", "gap", "accuracy")} for k in KINDS}}
     result["wall_s"] = time.perf_counter() - start
     print_table(result)
-    path = args.json or (str(Path(tempfile.mkdtemp()) / "spans.json") if args.smoke else None)
-    write(result, "spans", path)
+    write(result, "spans", args.json, smoke=args.smoke)
     return 0
 
 
