@@ -32,7 +32,7 @@ does better on average) and ``kl = cross_entropy - entropy`` (what the features 
 linearly); ``fit_kl`` is the KL on the rows it was fitted on (their gap to ``kl`` is
 what the probe memorised).
 
-Two controls, after Hewitt & Liang (2019), "Designing and interpreting probes with control
+Three controls, after Hewitt & Liang (2019), "Designing and interpreting probes with control
 tasks", each probed the same way:
 
 1. **Untrained model** (``untrained``): the same probe on the model as built, same config,
@@ -65,15 +65,44 @@ tasks", each probed the same way:
 
    The control's floor (its ``entropy``) differs from the task's; compare KLs. Held-out rows
    whose type the fit rows never had cannot be memorised; their count is in ``rows``.
+3. **Neighbour control** (``neighbours``, masked rows only): the same draw, with the type a
+   blank's two neighbouring tokens as the model reads them (the word, ``[MASK]``, ``[CLS]`` or
+   ``[SEP]`` before and after it). It asks whether the probe can memorise a label per
+   neighbour pair; with about 2,100 pairs for a 64-number vector it probably lacks the room
+   whatever the vector holds, so the surface readers below are the sharper test.
+
+**Uncertain blanks.** Most blanks' slot posterior is nearly one-hot. The held-out blanks whose
+posterior's entropy is above ``UNCERTAIN`` (0.1 nats) are scored again on their own
+(``uncertain_kl``, the real task at masked rows only; their count and mean entropy in
+``rows``): does the vector carry a split belief, not only the likeliest slot?
+
+**Surface readers** (``surface``): linear probes on the words instead of the model: at each
+blank, its position (one-hot) and, for each offset in ``SURFACE``, the token the model reads
+there (one-hot, with a column for "off the row"). Any vector that adds up the words' vectors
+with fixed weights per offset gives a linear probe no more than these features do. Each is
+fitted once (seed 0, ``probe_steps``) on the blanks of ``n_surface`` other sentences, as many
+as the model trains on, for each weight decay in ``DECAYS``; the one with the lowest KL on the
+blanks of ``n_validation`` further sentences is kept (the reader of every word, slow with its
+9,000 columns, takes the decay chosen for three words a side). The sentences are
+``world.sample(n_surface + n_validation, rng=SURFACE_SEED)``, masked as the probe's rows. The
+readers are scored on the probe's held-out blanks and on the uncertain ones. Their weight
+decay is far below the model probes' (one-hot columns are sparse, and 30,000 blanks allow
+it): at the model probes' 1e-4 they stop well short of what the words allow.
+
+**The block fitted as the readers are** (``block_like_readers``, per seed): the probe on the
+trained model's last block, fitted on the same blanks of the same sentences with the same
+choice of weight decay, scored on the same held-out blanks: the fair comparison with the
+readers (the model probes above are fitted on the probe's own 2,000 sentences).
 
 ``constant`` is a probe that sees nothing (a constant feature: its bias learns the fit rows'
 mean target), the line a probe must clear to have read anything. The trained models' eval
 loss on ``toy_data``'s standard set (100% ``[MASK]`` at 15%) and its exact floor are recorded
 to show they are trained as the recipe trains.
 
-Compute budget: 5 seeds x (a recipe training of 1,400 steps + 2 models x 2 kinds of row x 2
-tasks x 3 layers = 24 probe fits): about 3 minutes on 2 quiet cores (timed: one seed,
-``--seeds 1``, took 31 s, 11 s of it training; the JSON records ``wall_s``). On a busy machine
+Compute budget: 4 surface readers x 3 weight decays and the reader of every word (the
+slowest, about 3 minutes), then 5 seeds x (a recipe training of 1,400 steps + 2 models x 5
+(kind of row, task) pairs x 3 layers = 30 probe fits + 3 fits of the block as the readers are
+fitted): about 10 minutes on 2 quiet cores (the JSON records ``wall_s``). On a busy machine
 it is many times slower: each small tensor operation waits for a second thread.
 
     python -m bench.bench_probe               # the full run, 5 seeds
@@ -89,16 +118,31 @@ with one seed)::
      "settings": {"seeds": [int], "n_train": int, "n_eval": int, "data_seed": 0,
                   "n_probe": int, "probe_seed": int, "probe_rate": float, "fit_share": float,
                   "control_seed": int, "weight_decay": float, "probe_steps": int,
+                  "uncertain": float, "n_surface": int, "n_validation": int,
+                  "decays": [float], "surface_seed": int,
                   "layers": [str], "slots": [str],          # the probe's output columns
                   "model": {BertConfig fields}, "train": {Recipe fields but seed}},
      "rows": {"masked" | "visible": {"fit": int, "held_out": int, "types": int,
-                                      "unseen_held_out": int}},  # control types not in fit
+                                      "unseen_held_out": int,  # control types not in fit
+                                      "uncertain_held_out": int,
+                                      "uncertain_entropy": float | None},
+              # masked rows also: "neighbours_types", "neighbours_unseen_held_out"},
      "eval": {"floor": float, "runs": [{"seed": int, "train_s": float, "eval_loss": float}]},
-     "constant": {"masked" | "visible": {"slots" | "control":
-                  {"cross_entropy": float, "entropy": float, "kl": float, "fit_kl": float}}},
-     "probes": {"trained" | "untrained": {"masked" | "visible": {"slots" | "control": {
+     "constant": {"masked" | "visible": {"slots" | "control" (| "neighbours", masked):
+                  {"cross_entropy": float, "entropy": float, "kl": float, "fit_kl": float,
+                   "uncertain_kl": float | None  # masked slots only
+                  }}},
+     "surface": {"position" | "neighbours_1" | "neighbours_2" | "neighbours_3" | "all_words":
+                 {"offsets": [int], "weight_decay": float,  # the one chosen
+                  "validation_kl": {decay: float}, "cross_entropy": float, "entropy": float,
+                  "kl": float, "uncertain_kl": float | None}},
+     "block_like_readers": [{"seed": int, "layer": str, "weight_decay": float,
+                             "validation_kl": {decay: float}, "cross_entropy": float,
+                             "entropy": float, "kl": float, "uncertain_kl": float | None}],
+     "probes": {"trained" | "untrained": {"masked" | "visible": {task: {
                 layer: {"runs": [{"seed": int, "cross_entropy": float, "entropy": float,
-                                  "kl": float, "fit_kl": float}],
+                                  "kl": float, "fit_kl": float,
+                                  "uncertain_kl": float | None}],  # masked slots only
                         "summary": {"cross_entropy": summary, "entropy": ..., "kl": ...,
                                     "fit_kl": ...}}}}}}}
 """
@@ -122,15 +166,22 @@ from mlmlib.train import RunOptions, Trainer, build_model, eval_batch, toy_data
 
 PROBE_SEED = 3  # the probe's sentences and their masks (the data set uses seed 0)
 CONTROL_SEED = 4  # the control task's draw of a target per type
+SURFACE_SEED = 5  # the surface readers' own sentences and their masks
+UNCERTAIN = 0.1  # a blank is "uncertain" when its slot posterior's entropy is above this (nats)
+DECAYS = (1e-4, 1e-5, 1e-6)  # the weight decays a reader of the words chooses from
 FIT_SHARE = 2 / 3  # of the probe's sentences, those that fit it; the rest score it
 WEIGHT_DECAY = 1e-4
+# probe_steps: L-BFGS iterations at most; n_surface, n_validation: the readers' sentences
 FULL = {"seeds": 5, "steps": 1400, "n_train": 20000, "n_eval": 1000, "n_probe": 3000,
-        "probe_steps": 200}  # probe_steps: L-BFGS iterations at most
+        "n_surface": 20000, "n_validation": 2000, "probe_steps": 200}
 SMOKE = {"seeds": 2, "steps": 6, "n_train": 300, "n_eval": 50, "n_probe": 60,
-         "probe_steps": 5, "batch_size": 16, "warmup": 2}
+         "n_surface": 80, "n_validation": 40, "probe_steps": 5, "batch_size": 16, "warmup": 2}
 MODELS = ("trained", "untrained")
 KINDS = ("masked", "visible")
-TASKS = ("slots", "control")
+TASKS = {"masked": ("slots", "control", "neighbours"), "visible": ("slots", "control")}
+# the surface readers: word offsets from the blank whose words they see (besides its position)
+SURFACE = {"position": (), "neighbours_1": (-1, 1), "neighbours_2": (-2, -1, 1, 2),
+           "neighbours_3": (-3, -2, -1, 1, 2, 3), "all_words": None}  # None: every offset
 
 
 # ---------------------------------------------------------------------- the probe's rows
@@ -140,33 +191,50 @@ class ProbeRows:
     """The probe's sentences masked once, and at each kind of row its place and its targets."""
 
     def __init__(self, world: ToyWorld, vocab: list[str], mask_token_id: int,
-                 special_ids: list[int], n: int, rate: float):
-        self.sentences = world.sample(n, rng=PROBE_SEED)
+                 special_ids: list[int], n: int, rate: float, seed: int = PROBE_SEED,
+                 fit_share: float = FIT_SHARE):
+        self.sentences = world.sample(n, rng=seed)
         ids = {t: i for i, t in enumerate(vocab)}
         rows = pack_rows([[ids[w] for w in s] for s in self.sentences], world.max_len + 2,
                          {t: ids[t] for t in SPECIAL_TOKENS})
         self.batch = eval_batch(rows, len(vocab), mask_token_id, special_ids,
-                                torch.Generator().manual_seed(PROBE_SEED), rate)
-        self.n_fit = round(n * FIT_SHARE)
+                                torch.Generator().manual_seed(seed), rate)
+        self.n_fit = round(n * fit_share)
         places = {kind: [] for kind in KINDS}  # (sentence, word position), in sentence order
         targets = {kind: [] for kind in KINDS}
-        types = {kind: [] for kind in KINDS}
+        types = {kind: {task: [] for task in TASKS[kind][1:]} for kind in KINDS}
         for r, words in enumerate(self.sentences):
             masked = ((self.batch.labels[r] != IGNORE_INDEX).nonzero().squeeze(1) - 1).tolist()
             visible = [i for i in range(len(words)) if i not in masked]
+            seen = ["[CLS]", *("[MASK]" if i in masked else w for i, w in enumerate(words)),
+                    "[SEP]"]  # what the model reads, word i at i + 1
             for kind, where in (("masked", masked), ("visible", visible)):
                 places[kind] += [(r, i) for i in where]
                 targets[kind].append(world.slot_posterior(words, masked, positions=where))
-                types[kind] += [(len(words), i) if kind == "masked" else words[i]
-                                for i in where]
+            types["masked"]["control"] += [(len(words), i) for i in masked]
+            types["masked"]["neighbours"] += [(seen[i], seen[i + 2]) for i in masked]
+            types["visible"]["control"] += [words[i] for i in visible]
         self.places = {k: torch.tensor(v) for k, v in places.items()}  # (rows, 2)
         self.targets = {"slots": {k: torch.cat(v) for k, v in targets.items()}}
-        self.targets["control"] = {k: self._control(self.targets["slots"][k], types[k])
-                                   for k in KINDS}
+        for kind in KINDS:
+            for task, of_row in types[kind].items():
+                self.targets.setdefault(task, {})[kind] = self._control(
+                    self.targets["slots"][kind], of_row)
         self.fit = {k: self.places[k][:, 0] < self.n_fit for k in KINDS}  # (rows,) bool
-        self.rows = {k: {"fit": int(self.fit[k].sum()), "held_out": int((~self.fit[k]).sum()),
-                         "types": len(set(types[k])),
-                         "unseen_held_out": self._unseen(types[k], self.fit[k])} for k in KINDS}
+        # held-out rows whose exact slot posterior is far from certain
+        entropy = {k: -torch.special.xlogy(q, q).sum(1) for k, q in self.targets["slots"].items()}
+        self.uncertain = {k: ~self.fit[k] & (entropy[k] > UNCERTAIN) for k in KINDS}
+        self.rows = {}
+        for k in KINDS:
+            info = {"fit": int(self.fit[k].sum()), "held_out": int((~self.fit[k]).sum()),
+                    "uncertain_held_out": int(self.uncertain[k].sum()),
+                    "uncertain_entropy": (entropy[k][self.uncertain[k]].mean().item()
+                                          if self.uncertain[k].any() else None)}
+            for task, of_row in types[k].items():  # "types", "neighbours_types", ...
+                prefix = "" if task == "control" else f"{task}_"
+                info[f"{prefix}types"] = len(set(of_row))
+                info[f"{prefix}unseen_held_out"] = self._unseen(of_row, self.fit[k])
+            self.rows[k] = info
 
     @staticmethod
     def _control(targets: torch.Tensor, types: list) -> torch.Tensor:
@@ -209,26 +277,118 @@ def layer_states(model, batch: Batch, chunk: int = 512) -> dict[str, torch.Tenso
 
 
 def probe_layers(model, rows: ProbeRows, seed: int, steps: int) -> dict:
-    """Every layer, kind of row and task: the probe fitted on the fit rows, scored on the rest."""
+    """Every layer, kind of row and task: the probe fitted on the fit rows, scored on the rest
+    (and, for the real task at blanks, on the uncertain held-out blanks too)."""
     states = layer_states(model, rows.batch)
-    out = {kind: {task: {} for task in TASKS} for kind in KINDS}
+    out = {kind: {task: {} for task in TASKS[kind]} for kind in KINDS}
     for kind in KINDS:
         r, i = rows.places[kind].T
         fit = rows.fit[kind]
         for layer, h in states.items():
             x = h[r, i + 1]  # (rows, d): +1 for the [CLS] in front
-            for task in TASKS:
-                out[kind][task][layer] = fit_and_score(x, rows.targets[task][kind], fit, seed,
-                                                       steps)
+            for task in TASKS[kind]:
+                out[kind][task][layer] = fit_and_score(
+                    x, rows.targets[task][kind], fit, seed, steps,
+                    rows.uncertain[kind] if (kind, task) == ("masked", "slots") else None)
     return out
 
 
 def fit_and_score(x: torch.Tensor, q: torch.Tensor, fit: torch.Tensor, seed: int,
-                  steps: int) -> dict:
+                  steps: int, uncertain: torch.Tensor | None = None) -> dict:
+    """A probe fitted on the rows ``fit``, scored on the others; with ``uncertain`` (a subset
+    of the others), also its KL on those (``None`` when there are none)."""
     probe = fit_probe(x[fit], q[fit], rng=seed, weight_decay=WEIGHT_DECAY, steps=steps)
     held = probe.score(x[~fit], q[~fit])
-    return {"cross_entropy": held.cross_entropy, "entropy": held.entropy, "kl": held.kl,
-            "fit_kl": probe.score(x[fit], q[fit]).kl}
+    out = {"cross_entropy": held.cross_entropy, "entropy": held.entropy, "kl": held.kl,
+           "fit_kl": probe.score(x[fit], q[fit]).kl}
+    if uncertain is not None:
+        out["uncertain_kl"] = (probe.score(x[uncertain], q[uncertain]).kl
+                               if uncertain.any() else None)
+    return out
+
+
+def surface_features(rows: ProbeRows, offsets, vocab_size: int, max_len: int) -> torch.Tensor:
+    """At each blank of ``rows``: its position, one-hot, and the token the model reads at each
+    offset from it (a word, ``[MASK]``, ``[CLS]``, ``[SEP]``, padding, or "off the row"),
+    one-hot per offset: ``(blanks, max_len + len(offsets) * (vocab_size + 1))`` float64. A
+    linear probe on these is the best a linear reader can do from any weighted sum of those
+    words' vectors, each offset with its own weights."""
+    ids = rows.batch.input_ids  # (B, T): word i at i + 1
+    r, i = rows.places["masked"].T
+    cols = [torch.nn.functional.one_hot(i, max_len)]
+    for d in offsets:
+        j = i + 1 + d
+        inside = (j >= 0) & (j < ids.shape[1])
+        token = torch.where(inside, ids[r, j.clamp(0, ids.shape[1] - 1)],
+                            torch.full_like(j, vocab_size))  # vocab_size: off the row
+        cols.append(torch.nn.functional.one_hot(token, vocab_size + 1))
+    return torch.cat(cols, 1).double()
+
+
+class ReaderRows:
+    """The readers' own sentences: the blanks of ``n`` sentences to fit on, then those of
+    ``n_validation`` more to choose each reader's weight decay on (``SURFACE_SEED``)."""
+
+    def __init__(self, world: ToyWorld, vocab: list[str], data, rate: float, n: int,
+                 n_validation: int):
+        self.rows = ProbeRows(world, vocab, data.mask_token_id, data.special_ids,
+                              n + n_validation, rate, seed=SURFACE_SEED,
+                              fit_share=n / (n + n_validation))
+        self.fit = self.rows.fit["masked"]  # (blanks,) bool: False for validation blanks
+        self.targets = self.rows.targets["slots"]["masked"]
+
+
+def fit_chosen(x: torch.Tensor, readers: ReaderRows, rows: ProbeRows, steps: int,
+               decays=DECAYS) -> tuple[dict, torch.Tensor]:
+    """A probe from the readers' blanks' features ``x`` to their slot posteriors, for each
+    weight decay in ``decays``; the one with the lowest KL on the validation blanks. Returns
+    its record and its weight decay's probe, to be scored on the probe's rows."""
+    fitted = {}
+    for decay in decays:
+        probe = fit_probe(x[readers.fit], readers.targets[readers.fit], rng=0,
+                          weight_decay=decay, steps=steps)
+        fitted[decay] = (probe.score(x[~readers.fit], readers.targets[~readers.fit]).kl, probe)
+    decay = min(fitted, key=lambda d: fitted[d][0])
+    return {"weight_decay": decay,
+            "validation_kl": {f"{d:g}": kl for d, (kl, _) in fitted.items()}}, fitted[decay][1]
+
+
+def scored(probe, x: torch.Tensor, rows: ProbeRows) -> dict:
+    """A probe fitted elsewhere, scored on the probe's held-out blanks and the uncertain ones."""
+    held, q, unc = ~rows.fit["masked"], rows.targets["slots"]["masked"], rows.uncertain["masked"]
+    score = probe.score(x[held], q[held])
+    return {"cross_entropy": score.cross_entropy, "entropy": score.entropy, "kl": score.kl,
+            "uncertain_kl": probe.score(x[unc], q[unc]).kl if unc.any() else None}
+
+
+def surface_readers(rows: ProbeRows, readers: ReaderRows, vocab_size: int, max_len: int,
+                    steps: int) -> dict:
+    """Linear probes that read the words, not the model, fitted at the readers' blanks (weight
+    decay chosen on their validation blanks; the reader of every word takes the one chosen for
+    three words a side, to save time), scored on the probe's held-out blanks."""
+    out = {}
+    for name, offsets in SURFACE.items():
+        offsets = (tuple(d for d in range(-max_len - 1, max_len + 2) if d)
+                   if offsets is None else offsets)
+        decays = (out["neighbours_3"]["weight_decay"],) if name == "all_words" else DECAYS
+        choice, probe = fit_chosen(surface_features(readers.rows, offsets, vocab_size, max_len),
+                                   readers, rows, steps, decays)
+        out[name] = {"offsets": list(offsets), **choice,
+                     **scored(probe, surface_features(rows, offsets, vocab_size, max_len), rows)}
+    return out
+
+
+def block_like_readers(model, rows: ProbeRows, readers: ReaderRows, steps: int) -> dict:
+    """The probe on the model's last block, fitted as the surface readers are: on the readers'
+    blanks, weight decay chosen on their validation blanks; scored on the probe's held-out
+    blanks."""
+    layer = f"block_{len(model.blocks)}"
+    states = {name: layer_states(model, r.batch)[layer] for name, r in
+              (("readers", readers.rows), ("probe", rows))}
+    x = {name: states[name][r.places["masked"][:, 0], r.places["masked"][:, 1] + 1]
+         for name, r in (("readers", readers.rows), ("probe", rows))}  # (blanks, d)
+    choice, probe = fit_chosen(x["readers"], readers, rows, steps)
+    return {"layer": layer, **choice, **scored(probe, x["probe"], rows)}
 
 
 # ---------------------------------------------------------------------- main
@@ -251,20 +411,28 @@ def print_table(result: dict) -> None:
           "seeds; the floor is the targets' entropy")
     for kind in KINDS:
         rows = result["rows"][kind]
-        print(f"\n{kind} rows: {rows['fit']} fit, {rows['held_out']} held out; "
+        print(f"\n{kind} rows: {rows['fit']} fit, {rows['held_out']} held out "
+              f"({rows['uncertain_held_out']} uncertain); "
               f"{rows['types']} control types ({rows['unseen_held_out']} held-out rows of an "
               "unseen type)")
-        print(f"{'':>10} {'':>7} {'floor':>7} {'constant KL':>11}  "
+        print(f"{'':>10} {'':>10} {'floor':>7} {'constant KL':>11}  "
               + "  ".join(f"{layer:>17}" for layer in s["layers"]))
-        for task in TASKS:
+        for task in TASKS[kind]:
             const = result["constant"][kind][task]
             for model in MODELS:
                 entry = result["probes"][model][kind][task]
                 cells = "  ".join(f"{entry[layer]['summary']['kl']['mean']:.4f} ± "
                                   f"{entry[layer]['summary']['kl']['std']:.4f}"
                                   for layer in s["layers"])
-                print(f"{model:>10} {task:>7} {const['entropy']:7.4f} {const['kl']:11.4f}  "
+                print(f"{model:>10} {task:>10} {const['entropy']:7.4f} {const['kl']:11.4f}  "
                       f"{cells}")
+    print("\nsurface readers at the held-out blanks (KL; on the uncertain ones):")
+    for name, entry in result["surface"].items():
+        print(f"  {name:13s} {entry['kl']:.4f}; {entry['uncertain_kl']} (weight decay "
+              f"{entry['weight_decay']:g})")
+    for run in result["block_like_readers"]:
+        print(f"  seed {run['seed']}'s {run['layer']}, fitted as they are: {run['kl']:.4f}; "
+              f"{run['uncertain_kl']} (weight decay {run['weight_decay']:g})")
     ev = result["eval"]
     print(f"\ntrained models' eval loss (floor {ev['floor']:.4f}): "
           + " ".join(f"{r['eval_loss']:.4f}" for r in ev["runs"]))
@@ -288,23 +456,31 @@ def main(argv=None) -> int:
                            "data_seed": 0, "n_probe": size["n_probe"], "probe_seed": PROBE_SEED,
                            "probe_rate": recipe.rate, "fit_share": FIT_SHARE,
                            "control_seed": CONTROL_SEED, "weight_decay": WEIGHT_DECAY,
+                           "uncertain": UNCERTAIN, "n_surface": size["n_surface"],
+                           "n_validation": size["n_validation"], "decays": list(DECAYS),
+                           "surface_seed": SURFACE_SEED,
                            "probe_steps": size["probe_steps"], "layers": layers,
                            "slots": list(world.states), "model": asdict(config),
                            "train": train_settings},
               "rows": rows.rows,
               "eval": {"floor": world.bayes_loss(sentences, masks), "runs": []}}
-    one = {kind: {task: torch.ones(len(rows.targets[task][kind]), 1) for task in TASKS}
-           for kind in KINDS}
-    result["constant"] = {kind: {task: fit_and_score(one[kind][task], rows.targets[task][kind],
-                                                     rows.fit[kind], 0, size["probe_steps"])
-                                       for task in TASKS}
-                          for kind in KINDS}
+    result["constant"] = {kind: {task: fit_and_score(
+        torch.ones(len(rows.fit[kind]), 1), rows.targets[task][kind], rows.fit[kind], 0,
+        size["probe_steps"], rows.uncertain[kind] if (kind, task) == ("masked", "slots")
+        else None) for task in TASKS[kind]} for kind in KINDS}
+    readers = ReaderRows(world, vocab, data, recipe.rate, size["n_surface"],
+                         size["n_validation"])
+    result["surface"] = surface_readers(rows, readers, len(vocab), world.max_len,
+                                        size["probe_steps"])
+    like_readers = []
     per_seed = {model: [] for model in MODELS}
     for seed in seeds:
         untrained, trained, seconds, eval_loss = train(data, world, size, seed)
         result["eval"]["runs"].append({"seed": seed, "train_s": seconds, "eval_loss": eval_loss})
         for model, net in (("trained", trained), ("untrained", untrained)):
             per_seed[model].append(probe_layers(net, rows, seed, size["probe_steps"]))
+        like_readers.append({"seed": seed, **block_like_readers(trained, rows, readers,
+                                                                size["probe_steps"])})
         slots = per_seed["trained"][-1]["masked"]["slots"]
         print(f"  seed {seed}: trained in {seconds:.0f} s, eval loss {eval_loss:.4f}; masked "
               "slots KL " + " ".join(f"{layer} {slots[layer]['kl']:.4f}" for layer in layers),
@@ -312,8 +488,9 @@ def main(argv=None) -> int:
     result["probes"] = {model: {kind: {task: {layer: _runs(per_seed[model], seeds, kind, task,
                                                            layer)
                                               for layer in layers}
-                                       for task in TASKS} for kind in KINDS}
+                                       for task in TASKS[kind]} for kind in KINDS}
                         for model in MODELS}
+    result["block_like_readers"] = like_readers
     result["wall_s"] = time.perf_counter() - start
     print_table(result)
     write(result, "probe", args.json, smoke=args.smoke)
@@ -324,7 +501,8 @@ def _runs(records: list[dict], seeds: list[int], kind: str, task: str, layer: st
     runs = [{"seed": seed, **r[kind][task][layer]}
             for seed, r in zip(seeds, records, strict=True)]
     return {"runs": runs, "summary": {key: summary([r[key] for r in runs])
-                                      for key in runs[0] if key != "seed"}}
+                                      for key in runs[0]
+                                      if key != "seed" and runs[0][key] is not None}}
 
 
 if __name__ == "__main__":

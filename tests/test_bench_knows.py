@@ -70,11 +70,14 @@ def test_probe(results):
     assert len(s["slots"]) == 14
     assert [e["seed"] for e in r["eval"]["runs"]] == s["seeds"]
     assert 0 < r["eval"]["floor"] < math.log(206)
+    tasks = {"masked": ("slots", "control", "neighbours"), "visible": ("slots", "control")}
     for kind in ("masked", "visible"):
         rows = r["rows"][kind]
         assert rows["fit"] > 0 and rows["held_out"] > 0
         assert 0 <= rows["unseen_held_out"] <= rows["held_out"]
-        for task in ("slots", "control"):
+        assert 0 <= rows["uncertain_held_out"] <= rows["held_out"]
+        assert set(r["probes"]["trained"][kind]) == set(tasks[kind])
+        for task in tasks[kind]:
             const = r["constant"][kind][task]
             for model in ("trained", "untrained"):
                 entry = r["probes"][model][kind][task]
@@ -86,6 +89,22 @@ def test_probe(results):
                         assert run["kl"] > -1e-9 and run["fit_kl"] > -1e-9
                         # the same held-out targets at every layer, model and seed: one floor
                         assert run["entropy"] == pytest.approx(const["entropy"], abs=1e-12)
+    assert r["rows"]["masked"]["neighbours_types"] > 0
+    assert 0 <= r["rows"]["masked"]["neighbours_unseen_held_out"] <= r["rows"]["masked"]["held_out"]
+    # the uncertain blanks' KL is recorded for the real task at blanks, and only there
+    uncertain = r["rows"]["masked"]["uncertain_held_out"] > 0
+    for model in ("trained", "untrained"):
+        for run in r["probes"][model]["masked"]["slots"]["block_1"]["runs"]:
+            assert (run["uncertain_kl"] is not None) == uncertain
+        assert "uncertain_kl" not in r["probes"][model]["masked"]["control"]["block_1"]["runs"][0]
+    # the surface readers: scored on the same held-out blanks, so with the same floor
+    assert list(r["surface"]) == ["position", "neighbours_1", "neighbours_2", "neighbours_3",
+                                  "all_words"]
+    for entry in r["surface"].values():
+        assert entry["kl"] > -1e-9
+        assert entry["entropy"] == pytest.approx(r["constant"]["masked"]["slots"]["entropy"],
+                                                 abs=1e-12)
+    assert r["surface"]["neighbours_1"]["offsets"] == [-1, 1]
     # a blank's slot is less settled than a visible word's
     assert r["constant"]["masked"]["slots"]["entropy"] > r["constant"]["visible"]["slots"][
         "entropy"]
