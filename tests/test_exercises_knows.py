@@ -2,6 +2,7 @@
 and say what was measured, the usual mistakes are named, seeds that disagree and differences
 the measurement cannot tell check nothing, bad settings raise, and no reader's answer does."""
 
+import itertools
 import math
 
 import numpy as np
@@ -12,6 +13,7 @@ from mlmlib.exercises import (
     check_first_layer,
     check_floor_side,
     check_power_law_exponent,
+    check_repeat_share,
     check_span_effect,
 )
 
@@ -240,6 +242,62 @@ def test_power_law_bad_settings_raise(args, error, words):
         check_power_law_exponent(ALPHA, *args)
 
 
+# ----------------------------------------------------------------------------- repeated masks
+
+LENGTHS = [2, 3, 5]
+
+
+def _brute_share(lengths, rate, masks, per_blank=True):
+    """Every mask of every sentence enumerated: the share of blanks (or masks with a blank)
+    whose mask is one of ``masks`` fixed masks drawn the same way."""
+    seen = total = 0.0
+    for n in lengths:
+        for mask in itertools.product([0, 1], repeat=n):
+            k = sum(mask)
+            if not k:
+                continue
+            p = math.prod(rate if b else 1 - rate for b in mask)
+            weight = p * (k if per_blank else 1)
+            seen += weight * (1 - (1 - p) ** masks)
+            total += weight
+    return seen / total
+
+
+def test_repeat_share_is_the_enumerated_share():
+    share = _brute_share(LENGTHS, 0.15, 10)
+    verdict = check_repeat_share(share, LENGTHS, 0.15)
+    assert verdict and verdict.message.endswith(f"= {share:.4f}.")
+    # at the toy world's lengths (about 8 words), a lower rate gives fewer, likelier masks and
+    # more repeats (the exercise's prediction); in sentences of two or three words it need not
+    assert _brute_share([7, 8, 9], 0.15, 10) > _brute_share([7, 8, 9], 0.3, 10)
+    assert _brute_share([2, 3], 0.15, 10) < _brute_share([2, 3], 0.3, 10)
+
+
+@pytest.mark.parametrize("answer, hint", [
+    (_brute_share(LENGTHS, 0.15, 10, per_blank=False), "counts each mask once"),
+    (_brute_share(LENGTHS, 0.15, 1), "one fixed mask"),
+    (100 * _brute_share(LENGTHS, 0.15, 10), "percentage"),
+    (_brute_share(LENGTHS, 0.3, 10), "the rate 0.3"),
+])
+def test_repeat_share_mistakes_are_named(answer, hint):
+    _fails_with(check_repeat_share(answer, LENGTHS, 0.15, compare_rate=0.3), hint)
+
+
+@pytest.mark.parametrize("args, error, words", [
+    (([], 0.15), ValueError, "lengths"),
+    (([3, 2.5], 0.15), ValueError, "whole"),
+    (([3, 0], 0.15), ValueError, "lengths"),
+    (([3], 0.0), ValueError, "rate"),
+    (([3], 1.0), ValueError, "rate"),
+    (([3], "0.15"), TypeError, "rate"),
+    (([3], 0.15, 0), ValueError, "masks"),
+    (([3], 0.15, 2.0), TypeError, "masks"),
+])
+def test_repeat_share_bad_settings_raise(args, error, words):
+    with pytest.raises(error, match=words):
+        check_repeat_share(0.1, *args)
+
+
 # ----------------------------------------------------------------------------- every checker
 
 CHECKS = {
@@ -247,6 +305,7 @@ CHECKS = {
     "floor_side": lambda a: check_floor_side(a, *MEMORISED),
     "span_effect": lambda a: check_span_effect(a, 1.20, 1.35, 0.01),
     "power_law": lambda a: check_power_law_exponent(a, N1, N2, L1, L2, E),
+    "repeat_share": lambda a: check_repeat_share(a, [3, 5, 8], 0.15, compare_rate=0.3),
 }
 
 

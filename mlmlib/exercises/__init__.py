@@ -31,7 +31,7 @@ One module per part of the book; every name is importable from ``mlmlib.exercise
   of one block, a gap over seeds).
 * :mod:`mlmlib.exercises.knows` - what the model knows, exactly (the first layer a probe reads
   the hidden state at, a loss below or above its floor, spans and the floor, a power law's
-  exponent).
+  exponent, how often a fresh mask repeats a fixed one).
 * ``mlmlib.exercises._common`` - :class:`Verdict` and the number checks they share.
 
 >>> from mlmlib.exercises import check_loss_value
@@ -51,6 +51,7 @@ from mlmlib.exercises.knows import (
     check_first_layer,
     check_floor_side,
     check_power_law_exponent,
+    check_repeat_share,
     check_span_effect,
 )
 from mlmlib.exercises.lab import check_direction_over_seeds, check_pointwise_information
@@ -115,6 +116,7 @@ __all__ = [
     "check_power_law_exponent",
     "check_probability_from_loss",
     "check_random_branch_probability",
+    "check_repeat_share",
     "check_score",
     "check_score_gradient",
     "check_seed_gap",

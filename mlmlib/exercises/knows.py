@@ -5,7 +5,9 @@ Does: check which layer first carries the world's hidden state at a blank, read 
 probe's KL from the exact posterior at each layer over seeds; a prediction that a loss ends
 below or above its exact floor (below is memorisation: the masks it trained on); a prediction
 that masking spans raises or lowers the floor, against the measurement's standard error; and
-a power law's exponent computed by hand from two sizes and the floor. A word answer is read
+a power law's exponent computed by hand from two sizes and the floor; and the share of a
+fresh mask's blanks that lie in a mask identical to one of a few fixed masks, computed
+exactly from the sentences' lengths and the masking rate. A word answer is read
 case- and space-insensitively; when the seeds disagree, or the measurement cannot tell, the
 verdict says so and checks nothing. A wrong answer names the usual mistake it looks like and
 asks a question back.
@@ -23,7 +25,7 @@ import math
 import re
 from collections.abc import Sequence
 
-from mlmlib._checks import kind, mapping, number, numbers
+from mlmlib._checks import kind, mapping, number, numbers, whole
 from mlmlib.exercises._common import Verdict, _check_number, _no, _yes
 
 NO_LAYER = "none"  # the answer when no layer's probe gets below the threshold
@@ -234,3 +236,57 @@ def check_power_law_exponent(answer, n1: float, n2: float, loss1: float, loss2: 
     if verdict.message.endswith("?."):  # a hint that asks a question ends the message
         verdict.message = verdict.message[:-1]
     return verdict
+
+
+def _repeat_share(lengths: list[int], rate: float, masks: int, per_blank: bool = True) -> float:
+    """Over masks drawn word by word (each word a blank with chance ``rate``) for sentences of
+    these lengths, each mask as likely as it is: the share of blanks (or, with ``per_blank``
+    False, of masks with a blank) whose mask is identical to one of ``masks`` fixed masks of
+    the same sentence, drawn the same way."""
+    def total(n: int, seen: bool) -> float:
+        out = 0.0
+        for k in range(1, n + 1):  # a mask with k blanks has chance p; comb(n, k) such masks
+            p = rate**k * (1 - rate) ** (n - k)
+            out += math.comb(n, k) * p * (k if per_blank else 1) * (1 - (1 - p) ** masks
+                                                                     if seen else 1)
+        return out
+    return sum(total(n, True) for n in lengths) / sum(total(n, False) for n in lengths)
+
+
+def check_repeat_share(answer, lengths, rate: float, masks: int = 10,
+                       compare_rate: float | None = None) -> Verdict:
+    r"""Check a number: the share of a fresh mask's blanks that lie in a mask identical to one
+    of ``masks`` fixed masks of the same sentence (BERT's ten), for sentences of ``lengths``
+    words masked word by word at ``rate``. A mask with :math:`k` of :math:`n` words hidden
+    has the chance :math:`p = r^k (1 - r)^{n-k}`, and one of the fixed masks is it with the
+    chance :math:`1 - (1 - p)^{m}`; counting each mask once per blank, as the loss does,
+
+    .. math::
+
+        \text{share} = \frac{\sum_n \sum_k \binom{n}{k}\, p\, k\, (1 - (1 - p)^{m})}
+                             {\sum_n \sum_k \binom{n}{k}\, p\, k}.
+
+    Named mistakes: each mask counted once instead of once per blank, one fixed mask instead
+    of ``masks``, a percentage, and (with ``compare_rate``) the share at that other rate.
+    """
+    values = numbers(lengths, "lengths", 1, ndim=1, empty=False)
+    if (values != values.round()).any():
+        raise ValueError("lengths must be whole numbers of words")
+    lengths = [int(n) for n in values]
+    rate = number(rate, "rate", 0, 1, above=True, below=True)
+    masks = whole(masks, "masks", least=1)
+    share = _repeat_share(lengths, rate, masks)
+    mistakes = {
+        "that counts each mask once: the loss averages over blanks, so a mask with k blanks "
+        "counts k times": _repeat_share(lengths, rate, masks, per_blank=False),
+        f"that is the share for one fixed mask: the run has {masks} of them":
+            _repeat_share(lengths, rate, 1),
+        "that is a percentage: give the share as a fraction between 0 and 1": 100 * share,
+    }
+    if compare_rate is not None:
+        other = number(compare_rate, "compare_rate", 0, 1, above=True, below=True)
+        mistakes[f"that is the share at the rate {other:g}: the question asks at {rate:g}"] = \
+            _repeat_share(lengths, other, masks)
+    return _check_number(answer, share, mistakes,
+                         f"the share of fresh blanks in one of {masks} fixed masks at rate "
+                         f"{rate:g}")
