@@ -27,7 +27,9 @@ import torch
 
 from mlmlib._checks import generator, number, numbers, whole
 
-__all__ = ["PowerLaw", "bootstrap_power_law", "fit_power_law"]
+__all__ = ["BOUND_TOL", "PowerLaw", "bootstrap_power_law", "fit_power_law"]
+
+BOUND_TOL = 1e-6  # nats: a fitted E this close to the lowest loss sits at its upper bound
 
 
 @dataclass(frozen=True)
@@ -97,8 +99,10 @@ def bootstrap_power_law(sizes, runs, *, floor: float | None = None, resamples: i
 
     Returns:
         ``{"E": (resamples,), "A": (resamples,), "alpha": (resamples,)}``, float64 (``E`` is
-        the floor throughout when it is given); ``np.percentile(out["alpha"], [2.5, 97.5])``
-        is a 95% interval.
+        the floor throughout when it is given), and ``"at_bound"`` ``(resamples,)`` bool: the
+        fitted ``E`` is within ``BOUND_TOL`` of its upper bound, that resample's lowest mean
+        (always False with ``floor``); ``np.percentile(out["alpha"], [2.5, 97.5])`` is a 95%
+        interval, set by the bound rather than the data where ``at_bound`` holds.
     """
     sizes, runs, floor = _checked(sizes, runs, floor, "runs")
     resamples = whole(resamples, "resamples", least=1)
@@ -106,7 +110,10 @@ def bootstrap_power_law(sizes, runs, *, floor: float | None = None, resamples: i
     picks = torch.randint(seeds, (resamples, k, seeds), generator=generator(rng)).numpy()
     means = runs[np.arange(k)[:, None], picks].mean(2)  # (resamples, k)
     laws = [_fit(sizes, row, floor) for row in means]
-    return {key: np.array([getattr(law, key) for law in laws]) for key in ("E", "A", "alpha")}
+    out = {key: np.array([getattr(law, key) for law in laws]) for key in ("E", "A", "alpha")}
+    out["at_bound"] = np.array([law.fitted_E and law.E > row.min() - BOUND_TOL
+                                for law, row in zip(laws, means, strict=True)])
+    return out
 
 
 def _checked(sizes, losses, floor, name: str):

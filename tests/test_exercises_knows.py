@@ -10,6 +10,7 @@ import pytest
 
 from mlmlib.exercises import (
     Verdict,
+    check_exponent_side,
     check_first_layer,
     check_floor_side,
     check_power_law_exponent,
@@ -242,6 +243,26 @@ def test_power_law_bad_settings_raise(args, error, words):
         check_power_law_exponent(ALPHA, *args)
 
 
+# ----------------------------------------------------------------------------- exponent's side
+
+
+def test_exponent_side_compares_the_two_size_exponent_with_the_fitted_one():
+    assert check_exponent_side("lower", ALPHA + 0.1, N1, N2, L1, L2, E)
+    assert check_exponent_side(" Higher ", ALPHA - 0.1, N1, N2, L1, L2, E)
+    wrong = check_exponent_side("higher", ALPHA + 0.1, N1, N2, L1, L2, E)
+    _fails_with(wrong, "lower than the fitted", "Which sizes")
+    _fails_with(check_exponent_side(None, ALPHA, N1, N2, L1, L2, E), "Not answered yet")
+    _fails_with(check_exponent_side("lower", ALPHA, N1, N2, L1, L2, E), "equal")
+
+
+@pytest.mark.parametrize("args", [(1.0, 1000, 1000, 2.6, 2.3, 2.1),
+                                  (1.0, 1000, 4000, 2.0, 2.3, 2.1),
+                                  ("1", 1000, 4000, 2.6, 2.3, 2.1)])
+def test_exponent_side_bad_settings_raise(args):
+    with pytest.raises((ValueError, TypeError)):
+        check_exponent_side("lower", *args)
+
+
 # ----------------------------------------------------------------------------- repeated masks
 
 LENGTHS = [2, 3, 5]
@@ -306,6 +327,7 @@ CHECKS = {
     "span_effect": lambda a: check_span_effect(a, 1.20, 1.35, 0.01),
     "power_law": lambda a: check_power_law_exponent(a, N1, N2, L1, L2, E),
     "repeat_share": lambda a: check_repeat_share(a, [3, 5, 8], 0.15, compare_rate=0.3),
+    "exponent_side": lambda a: check_exponent_side(a, 0.5, N1, N2, L1, L2, E),
 }
 
 

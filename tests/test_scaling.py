@@ -77,8 +77,10 @@ def test_fits_are_deterministic_and_leave_their_input_alone():
     assert sizes == list(SIZES) and np.array_equal(losses, before)
     out = bootstrap_power_law(SIZES, losses, resamples=5, rng=0)
     assert np.array_equal(losses, before)
-    assert set(out) == {"E", "A", "alpha"} and all(v.shape == (5,) for v in out.values())
-    assert all(v.dtype == np.float64 for v in out.values())
+    assert set(out) == {"E", "A", "alpha", "at_bound"}
+    assert all(v.shape == (5,) for v in out.values())
+    assert all(out[k].dtype == np.float64 for k in ("E", "A", "alpha"))
+    assert out["at_bound"].dtype == bool
 
 
 def test_the_bootstrap_is_seeded():
@@ -92,6 +94,20 @@ def test_the_bootstrap_is_seeded():
     assert np.all(a["E"] < runs.mean(1).min() + 0.02) and np.all(a["E"] >= 0)
     fixed = bootstrap_power_law(SIZES, runs, floor=E, resamples=8, rng=3)
     assert np.all(fixed["E"] == E) and np.all(fixed["alpha"] > 0)
+    assert not fixed["at_bound"].any()  # E fixed has no bound to sit on
+
+
+def test_the_bootstrap_says_when_a_fitted_E_sits_at_its_bound():
+    # losses that fall steeply and then flatten (the shape of the chapter's data sweep): the
+    # best E is the lowest mean, the fit's edge
+    level = 2.0 + np.array([0.2332, 0.0637, 0.0299, 0.0169, 0.0095])[:, None] \
+        + np.array([[0.0, 0.001, -0.001]])
+    out = bootstrap_power_law(SIZES, level, resamples=6, rng=0)
+    assert out["at_bound"].all()
+    assert fit_power_law(SIZES, level.mean(1)).E > level.mean(1).min() - 1e-6
+    # exact power-law data with a limit well below every loss: the fit finds it, off the bound
+    exact_runs = exact(a=5e3)[:, None] + np.zeros((1, 3))
+    assert not bootstrap_power_law(SIZES, exact_runs, resamples=3, rng=0)["at_bound"].any()
 
 
 def test_with_one_seed_or_identical_seeds_every_resample_is_the_same_fit():

@@ -48,6 +48,7 @@ from mlmlib.exercises.encoder import (
 )
 from mlmlib.exercises.functions import check_mlm_loss, check_slot_loss, check_softmax
 from mlmlib.exercises.knows import (
+    check_exponent_side,
     check_first_layer,
     check_floor_side,
     check_power_law_exponent,
@@ -100,6 +101,7 @@ __all__ = [
     "check_empty_loss",
     "check_empty_probability",
     "check_excess_loss",
+    "check_exponent_side",
     "check_first_layer",
     "check_floor_side",
     "check_fresh_loss",

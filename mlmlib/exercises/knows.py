@@ -186,6 +186,31 @@ def check_span_effect(answer, token_floor: float, span_floor: float,
                "sentence's edges, or words that predict nothing?")
 
 
+def check_exponent_side(answer, fitted: float, n1: float, n2: float, loss1: float,
+                        loss2: float, floor: float, symbol: str = "alpha") -> Verdict:
+    """Check a prediction, "higher" or "lower": is the exponent from two sizes alone (as
+    :func:`check_power_law_exponent` computes it) higher or lower than ``fitted``, the exponent
+    of a law fitted to more sizes? The two-size exponent is computed here, so that the cell
+    that asks does not show it."""
+    fitted = number(fitted, "fitted")
+    n1, n2 = number(n1, "n1", 0, above=True), number(n2, "n2", 0, above=True)
+    floor = number(floor, "floor", 0)
+    if n1 == n2 or number(loss1, "loss1") <= floor or number(loss2, "loss2") <= floor:
+        raise ValueError("need two different sizes, each with a loss above the floor")
+    two = math.log((loss1 - floor) / (loss2 - floor)) / math.log(n2 / n1)
+    word = _word(answer)
+    if word not in ("higher", "lower"):
+        return _no('Not answered yet: predict "higher" or "lower".')
+    if two == fitted:
+        return _no(f"The two are equal ({two:.4f}): no prediction can be checked.")
+    measured = "higher" if two > fitted else "lower"
+    if word == measured:
+        return _yes(f"Your prediction matches: {symbol} from these two sizes is {measured} than "
+                    f"the fitted {fitted:.3f}.")
+    return _no(f"The numbers disagree: {symbol} from these two sizes is {measured} than the "
+               f"fitted {fitted:.3f}. Which sizes set the fitted law's slope most?")
+
+
 def check_power_law_exponent(answer, n1: float, n2: float, loss1: float, loss2: float,
                              floor: float, symbol: str = "alpha") -> Verdict:
     r"""Check a number: the exponent :math:`\alpha` of :math:`L(n) = E + A n^{-\alpha}` from two
