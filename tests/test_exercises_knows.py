@@ -15,6 +15,7 @@ from mlmlib.exercises import (
     check_floor_side,
     check_power_law_exponent,
     check_repeat_share,
+    check_repeat_side,
     check_span_effect,
 )
 
@@ -304,6 +305,16 @@ def test_repeat_share_mistakes_are_named(answer, hint):
     _fails_with(check_repeat_share(answer, LENGTHS, 0.15, compare_rate=0.3), hint)
 
 
+def test_repeat_side_compares_the_two_rates():
+    lengths = [7, 8, 9]  # (a lower rate repeats more at these lengths: see above)
+    assert check_repeat_side("higher", lengths, 0.15, 0.3)
+    _fails_with(check_repeat_side("lower", lengths, 0.15, 0.3), "disagree", "higher")
+    _fails_with(check_repeat_side(None, lengths, 0.15, 0.3), "Not answered yet")
+    _fails_with(check_repeat_side("higher", lengths, 0.3, 0.3), "equal")
+    with pytest.raises(ValueError, match="compare_rate"):
+        check_repeat_side("higher", lengths, 0.15, 1.5)
+
+
 @pytest.mark.parametrize("args, error, words", [
     (([], 0.15), ValueError, "lengths"),
     (([3, 2.5], 0.15), ValueError, "whole"),
@@ -328,6 +339,7 @@ CHECKS = {
     "power_law": lambda a: check_power_law_exponent(a, N1, N2, L1, L2, E),
     "repeat_share": lambda a: check_repeat_share(a, [3, 5, 8], 0.15, compare_rate=0.3),
     "exponent_side": lambda a: check_exponent_side(a, 0.5, N1, N2, L1, L2, E),
+    "repeat_side": lambda a: check_repeat_side(a, [3, 5, 8], 0.15, 0.3),
 }
 
 

@@ -53,6 +53,7 @@ from mlmlib.exercises.knows import (
     check_floor_side,
     check_power_law_exponent,
     check_repeat_share,
+    check_repeat_side,
     check_span_effect,
 )
 from mlmlib.exercises.lab import check_direction_over_seeds, check_pointwise_information
@@ -119,6 +120,7 @@ __all__ = [
     "check_probability_from_loss",
     "check_random_branch_probability",
     "check_repeat_share",
+    "check_repeat_side",
     "check_score",
     "check_score_gradient",
     "check_seed_gap",

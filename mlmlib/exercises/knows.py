@@ -278,6 +278,31 @@ def _repeat_share(lengths: list[int], rate: float, masks: int, per_blank: bool =
     return sum(total(n, True) for n in lengths) / sum(total(n, False) for n in lengths)
 
 
+def check_repeat_side(answer, lengths, rate: float, compare_rate: float,
+                      masks: int = 10) -> Verdict:
+    """Check a prediction, "higher" or "lower": is the share of fresh blanks in one of
+    ``masks`` fixed masks (as :func:`check_repeat_share` computes it) higher or lower at
+    ``rate`` than at ``compare_rate``? Both shares are computed here, unprinted."""
+    values = numbers(lengths, "lengths", 1, ndim=1, empty=False)
+    if (values != values.round()).any():
+        raise ValueError("lengths must be whole numbers of words")
+    rates = [number(r, name, 0, 1, above=True, below=True)
+             for r, name in ((rate, "rate"), (compare_rate, "compare_rate"))]
+    masks = whole(masks, "masks", least=1)
+    share, other = (_repeat_share([int(n) for n in values], r, masks) for r in rates)
+    word = _word(answer)
+    if word not in ("higher", "lower"):
+        return _no('Not answered yet: predict "higher" or "lower".')
+    if share == other:
+        return _no("The two shares are equal: no prediction can be checked.")
+    measured = "higher" if share > other else "lower"
+    if word == measured:
+        return _yes(f"Your prediction matches: the share is {measured} at the rate {rates[0]:g} "
+                    f"than at {rates[1]:g}.")
+    return _no(f"The numbers disagree: the share is {measured} at the rate {rates[0]:g} than at "
+               f"{rates[1]:g}. How likely is each mask with one or two blanks at each rate?")
+
+
 def check_repeat_share(answer, lengths, rate: float, masks: int = 10,
                        compare_rate: float | None = None) -> Verdict:
     r"""Check a number: the share of a fresh mask's blanks that lie in a mask identical to one
