@@ -40,6 +40,21 @@ def _word(answer) -> str | None:
     return word or None
 
 
+def _higher_or_lower(answer, value: float, reference: float, said: str, hint: str) -> Verdict:
+    """The verdict on a prediction, "higher" or "lower", that ``value`` is above or below
+    ``reference``; ``said`` states the measured comparison, with ``{side}`` for its side, and
+    ``hint`` asks the reader a question back when the prediction is wrong."""
+    word = _word(answer)
+    if word not in ("higher", "lower"):
+        return _no('Not answered yet: predict "higher" or "lower".')
+    if value == reference:
+        return _no(f"The two are equal ({value:.4f}): no prediction can be checked.")
+    side = "higher" if value > reference else "lower"
+    if word == side:
+        return _yes(f"Your prediction matches: {said.format(side=side)}.")
+    return _no(f"The numbers disagree: {said.format(side=side)}. {hint}")
+
+
 def _on_seeds(n: int) -> str:
     return f"on every one of {n} seeds" if n > 1 else "on its one seed"
 
@@ -198,17 +213,9 @@ def check_exponent_side(answer, fitted: float, n1: float, n2: float, loss1: floa
     if n1 == n2 or number(loss1, "loss1") <= floor or number(loss2, "loss2") <= floor:
         raise ValueError("need two different sizes, each with a loss above the floor")
     two = math.log((loss1 - floor) / (loss2 - floor)) / math.log(n2 / n1)
-    word = _word(answer)
-    if word not in ("higher", "lower"):
-        return _no('Not answered yet: predict "higher" or "lower".')
-    if two == fitted:
-        return _no(f"The two are equal ({two:.4f}): no prediction can be checked.")
-    measured = "higher" if two > fitted else "lower"
-    if word == measured:
-        return _yes(f"Your prediction matches: {symbol} from these two sizes is {measured} than "
-                    f"the fitted {fitted:.3f}.")
-    return _no(f"The numbers disagree: {symbol} from these two sizes is {measured} than the "
-               f"fitted {fitted:.3f}. Which sizes set the fitted law's slope most?")
+    return _higher_or_lower(answer, two, fitted,
+                            f"{symbol} from these two sizes is {{side}} than the fitted "
+                            f"{fitted:.3f}", "Which sizes set the fitted law's slope most?")
 
 
 def check_power_law_exponent(answer, n1: float, n2: float, loss1: float, loss2: float,
@@ -290,17 +297,10 @@ def check_repeat_side(answer, lengths, rate: float, compare_rate: float,
              for r, name in ((rate, "rate"), (compare_rate, "compare_rate"))]
     masks = whole(masks, "masks", least=1)
     share, other = (_repeat_share([int(n) for n in values], r, masks) for r in rates)
-    word = _word(answer)
-    if word not in ("higher", "lower"):
-        return _no('Not answered yet: predict "higher" or "lower".')
-    if share == other:
-        return _no("The two shares are equal: no prediction can be checked.")
-    measured = "higher" if share > other else "lower"
-    if word == measured:
-        return _yes(f"Your prediction matches: the share is {measured} at the rate {rates[0]:g} "
-                    f"than at {rates[1]:g}.")
-    return _no(f"The numbers disagree: the share is {measured} at the rate {rates[0]:g} than at "
-               f"{rates[1]:g}. How likely is each mask with one or two blanks at each rate?")
+    return _higher_or_lower(answer, share, other,
+                            f"the share is {{side}} at the rate {rates[0]:g} than at "
+                            f"{rates[1]:g}",
+                            "How likely is each mask with one or two blanks at each rate?")
 
 
 def check_repeat_share(answer, lengths, rate: float, masks: int = 10,
