@@ -276,10 +276,11 @@ def layer_states(model, batch: Batch, chunk: int = 512) -> dict[str, torch.Tenso
     return {name: torch.cat(parts) for name, parts in out.items()}
 
 
-def probe_layers(model, rows: ProbeRows, seed: int, steps: int) -> dict:
-    """Every layer, kind of row and task: the probe fitted on the fit rows, scored on the rest
-    (and, for the real task at blanks, on the uncertain held-out blanks too)."""
-    states = layer_states(model, rows.batch)
+def probe_layers(states: dict[str, torch.Tensor], rows: ProbeRows, seed: int,
+                 steps: int) -> dict:
+    """Every layer's ``states`` (:func:`layer_states` on ``rows.batch``), kind of row and task:
+    the probe fitted on the fit rows, scored on the rest (and, for the real task at blanks, on
+    the uncertain held-out blanks too)."""
     out = {kind: {task: {} for task in TASKS[kind]} for kind in KINDS}
     for kind in KINDS:
         r, i = rows.places[kind].T
@@ -298,12 +299,22 @@ def fit_and_score(x: torch.Tensor, q: torch.Tensor, fit: torch.Tensor, seed: int
     """A probe fitted on the rows ``fit``, scored on the others; with ``uncertain`` (a subset
     of the others), also its KL on those (``None`` when there are none)."""
     probe = fit_probe(x[fit], q[fit], rng=seed, weight_decay=WEIGHT_DECAY, steps=steps)
-    held = probe.score(x[~fit], q[~fit])
-    out = {"cross_entropy": held.cross_entropy, "entropy": held.entropy, "kl": held.kl,
-           "fit_kl": probe.score(x[fit], q[fit]).kl}
+    out = held_out(probe, x, q, ~fit)
+    out["fit_kl"] = probe.score(x[fit], q[fit]).kl
     if uncertain is not None:
-        out["uncertain_kl"] = (probe.score(x[uncertain], q[uncertain]).kl
-                               if uncertain.any() else None)
+        out["uncertain_kl"] = held_out(probe, x, q, ~fit, uncertain)["uncertain_kl"]
+    return out
+
+
+def held_out(probe, x: torch.Tensor, q: torch.Tensor, held: torch.Tensor,
+             uncertain: torch.Tensor | None = None) -> dict:
+    """``probe``'s cross-entropy, entropy and KL on the rows ``held``; with ``uncertain`` (a
+    subset of them), also its KL there (``None`` when there are none)."""
+    score = probe.score(x[held], q[held])
+    out = {"cross_entropy": score.cross_entropy, "entropy": score.entropy, "kl": score.kl}
+    if uncertain is not None:
+        out["uncertain_kl"] = probe.score(x[uncertain], q[uncertain]).kl if uncertain.any() \
+            else None
     return out
 
 
@@ -355,10 +366,8 @@ def fit_chosen(x: torch.Tensor, readers: ReaderRows, rows: ProbeRows, steps: int
 
 def scored(probe, x: torch.Tensor, rows: ProbeRows) -> dict:
     """A probe fitted elsewhere, scored on the probe's held-out blanks and the uncertain ones."""
-    held, q, unc = ~rows.fit["masked"], rows.targets["slots"]["masked"], rows.uncertain["masked"]
-    score = probe.score(x[held], q[held])
-    return {"cross_entropy": score.cross_entropy, "entropy": score.entropy, "kl": score.kl,
-            "uncertain_kl": probe.score(x[unc], q[unc]).kl if unc.any() else None}
+    return held_out(probe, x, rows.targets["slots"]["masked"], ~rows.fit["masked"],
+                    rows.uncertain["masked"])
 
 
 def surface_readers(rows: ProbeRows, readers: ReaderRows, vocab_size: int, max_len: int,
@@ -378,17 +387,17 @@ def surface_readers(rows: ProbeRows, readers: ReaderRows, vocab_size: int, max_l
     return out
 
 
-def block_like_readers(model, rows: ProbeRows, readers: ReaderRows, steps: int) -> dict:
+def block_like_readers(model, states: dict[str, torch.Tensor], rows: ProbeRows,
+                       readers: ReaderRows, steps: int) -> dict:
     """The probe on the model's last block, fitted as the surface readers are: on the readers'
     blanks, weight decay chosen on their validation blanks; scored on the probe's held-out
-    blanks."""
+    blanks (``states``: :func:`layer_states` of ``model`` on ``rows.batch``)."""
     layer = f"block_{len(model.blocks)}"
-    states = {name: layer_states(model, r.batch)[layer] for name, r in
-              (("readers", readers.rows), ("probe", rows))}
-    x = {name: states[name][r.places["masked"][:, 0], r.places["masked"][:, 1] + 1]
-         for name, r in (("readers", readers.rows), ("probe", rows))}  # (blanks, d)
-    choice, probe = fit_chosen(x["readers"], readers, rows, steps)
-    return {"layer": layer, **choice, **scored(probe, x["probe"], rows)}
+    r, i = readers.rows.places["masked"].T
+    fitted_on = layer_states(model, readers.rows.batch)[layer][r, i + 1]  # (blanks, d)
+    r, i = rows.places["masked"].T
+    choice, probe = fit_chosen(fitted_on, readers, rows, steps)
+    return {"layer": layer, **choice, **scored(probe, states[layer][r, i + 1], rows)}
 
 
 # ---------------------------------------------------------------------- main
@@ -477,10 +486,12 @@ def main(argv=None) -> int:
     for seed in seeds:
         untrained, trained, seconds, eval_loss = train(data, world, size, seed)
         result["eval"]["runs"].append({"seed": seed, "train_s": seconds, "eval_loss": eval_loss})
-        for model, net in (("trained", trained), ("untrained", untrained)):
-            per_seed[model].append(probe_layers(net, rows, seed, size["probe_steps"]))
-        like_readers.append({"seed": seed, **block_like_readers(trained, rows, readers,
-                                                                size["probe_steps"])})
+        states = {model: layer_states(net, rows.batch)
+                  for model, net in (("trained", trained), ("untrained", untrained))}
+        for model in MODELS:
+            per_seed[model].append(probe_layers(states[model], rows, seed, size["probe_steps"]))
+        like_readers.append({"seed": seed, **block_like_readers(
+            trained, states["trained"], rows, readers, size["probe_steps"])})
         slots = per_seed["trained"][-1]["masked"]["slots"]
         print(f"  seed {seed}: trained in {seconds:.0f} s, eval loss {eval_loss:.4f}; masked "
               "slots KL " + " ".join(f"{layer} {slots[layer]['kl']:.4f}" for layer in layers),

@@ -41,6 +41,7 @@ class PowerLaw:
     alpha: float  # the exponent: each doubling of n divides L - E by 2 ** alpha
     fitted_E: bool  # True when E was fitted, False when it was fixed
     rms: float  # sqrt(mean_i (log L(n_i) - log loss_i) ** 2) over the k points fitted
+    at_bound: bool = False  # a fitted E within BOUND_TOL of its upper limit, the lowest loss
 
     def __call__(self, n) -> np.ndarray:
         """``E + A n^-alpha`` at the sizes ``n`` (positive numbers): a float64 array."""
@@ -99,9 +100,9 @@ def bootstrap_power_law(sizes, runs, *, floor: float | None = None, resamples: i
 
     Returns:
         ``{"E": (resamples,), "A": (resamples,), "alpha": (resamples,)}``, float64 (``E`` is
-        the floor throughout when it is given), and ``"at_bound"`` ``(resamples,)`` bool: the
-        fitted ``E`` is within ``BOUND_TOL`` of its upper bound, that resample's lowest mean
-        (always False with ``floor``); ``np.percentile(out["alpha"], [2.5, 97.5])`` is a 95%
+        the floor throughout when it is given), and ``"at_bound"`` ``(resamples,)`` bool, each
+        refit's :attr:`PowerLaw.at_bound` (its fitted ``E`` at that resample's lowest mean;
+        always False with ``floor``); ``np.percentile(out["alpha"], [2.5, 97.5])`` is a 95%
         interval, set by the bound rather than the data where ``at_bound`` holds.
     """
     sizes, runs, floor = _checked(sizes, runs, floor, "runs")
@@ -111,8 +112,7 @@ def bootstrap_power_law(sizes, runs, *, floor: float | None = None, resamples: i
     means = runs[np.arange(k)[:, None], picks].mean(2)  # (resamples, k)
     laws = [_fit(sizes, row, floor) for row in means]
     out = {key: np.array([getattr(law, key) for law in laws]) for key in ("E", "A", "alpha")}
-    out["at_bound"] = np.array([law.fitted_E and law.E > row.min() - BOUND_TOL
-                                for law, row in zip(laws, means, strict=True)])
+    out["at_bound"] = np.array([law.at_bound for law in laws])
     return out
 
 
@@ -148,7 +148,8 @@ def _fit(sizes, loss, floor) -> PowerLaw:
     else:
         E, c, alpha, sse = _profile_E(u, loss)
     return PowerLaw(float(E), float(np.exp(c + alpha * log_n.mean())), float(alpha),
-                    floor is None, float(np.sqrt(sse / len(loss))))
+                    floor is None, float(np.sqrt(sse / len(loss))),
+                    floor is None and bool(E > loss.min() - BOUND_TOL))
 
 
 def _profile_E(u, loss):

@@ -104,8 +104,11 @@ def test_the_bootstrap_says_when_a_fitted_E_sits_at_its_bound():
         + np.array([[0.0, 0.001, -0.001]])
     out = bootstrap_power_law(SIZES, level, resamples=6, rng=0)
     assert out["at_bound"].all()
-    assert fit_power_law(SIZES, level.mean(1)).E > level.mean(1).min() - 1e-6
+    law = fit_power_law(SIZES, level.mean(1))
+    assert law.E > level.mean(1).min() - 1e-6 and law.at_bound
+    assert not fit_power_law(SIZES, level.mean(1), floor=2.0).at_bound  # E fixed: no bound
     # exact power-law data with a limit well below every loss: the fit finds it, off the bound
+    assert not fit_power_law(SIZES, exact(a=5e3)).at_bound
     exact_runs = exact(a=5e3)[:, None] + np.zeros((1, 3))
     assert not bootstrap_power_law(SIZES, exact_runs, resamples=3, rng=0)["at_bound"].any()
 

@@ -270,6 +270,14 @@ def check_power_law_exponent(answer, n1: float, n2: float, loss1: float, loss2: 
     return verdict
 
 
+def _sentence_lengths(lengths) -> list[int]:
+    """``lengths`` (numbers of words, at least 1 each) checked, as a list of ints."""
+    values = numbers(lengths, "lengths", 1, ndim=1, empty=False)
+    if (values != values.round()).any():
+        raise ValueError("lengths must be whole numbers of words")
+    return [int(n) for n in values]
+
+
 def _repeat_share(lengths: list[int], rate: float, masks: int, per_blank: bool = True) -> float:
     """Over masks drawn word by word (each word a blank with chance ``rate``) for sentences of
     these lengths, each mask as likely as it is: the share of blanks (or, with ``per_blank``
@@ -290,13 +298,11 @@ def check_repeat_side(answer, lengths, rate: float, compare_rate: float,
     """Check a prediction, "higher" or "lower": is the share of fresh blanks in one of
     ``masks`` fixed masks (as :func:`check_repeat_share` computes it) higher or lower at
     ``rate`` than at ``compare_rate``? Both shares are computed here, unprinted."""
-    values = numbers(lengths, "lengths", 1, ndim=1, empty=False)
-    if (values != values.round()).any():
-        raise ValueError("lengths must be whole numbers of words")
+    lengths = _sentence_lengths(lengths)
     rates = [number(r, name, 0, 1, above=True, below=True)
              for r, name in ((rate, "rate"), (compare_rate, "compare_rate"))]
     masks = whole(masks, "masks", least=1)
-    share, other = (_repeat_share([int(n) for n in values], r, masks) for r in rates)
+    share, other = (_repeat_share(lengths, r, masks) for r in rates)
     return _higher_or_lower(answer, share, other,
                             f"the share is {{side}} at the rate {rates[0]:g} than at "
                             f"{rates[1]:g}",
@@ -319,10 +325,7 @@ def check_repeat_share(answer, lengths, rate: float, masks: int = 10,
     Named mistakes: each mask counted once instead of once per blank, one fixed mask instead
     of ``masks``, a percentage, and (with ``compare_rate``) the share at that other rate.
     """
-    values = numbers(lengths, "lengths", 1, ndim=1, empty=False)
-    if (values != values.round()).any():
-        raise ValueError("lengths must be whole numbers of words")
-    lengths = [int(n) for n in values]
+    lengths = _sentence_lengths(lengths)
     rate = number(rate, "rate", 0, 1, above=True, below=True)
     masks = whole(masks, "masks", least=1)
     share = _repeat_share(lengths, rate, masks)
