@@ -13,6 +13,8 @@ from mlmlib.exercises import (
     check_exponent_side,
     check_first_layer,
     check_floor_side,
+    check_limit_effect,
+    check_limit_exponent,
     check_power_law_exponent,
     check_repeat_share,
     check_repeat_side,
@@ -262,6 +264,42 @@ def test_exponent_side_compares_the_two_size_exponent_with_the_fitted_one():
 def test_exponent_side_bad_settings_raise(args):
     with pytest.raises((ValueError, TypeError)):
         check_exponent_side("lower", *args)
+
+
+# ---------------------------------------------------------------------- a limit off the floor
+
+LIMIT = E + 0.05  # a fitted E above the floor
+ALPHA_AT_LIMIT = math.log((L1 - LIMIT) / (L2 - LIMIT)) / math.log(N2 / N1)
+
+
+def test_a_higher_limit_gives_a_higher_exponent_and_a_lower_one_a_lower():
+    assert ALPHA_AT_LIMIT > ALPHA  # the fact the exercise asks for, computed independently
+    assert check_limit_effect("higher", N1, N2, L1, L2, E, LIMIT)
+    assert check_limit_effect("Lower", N1, N2, L1, L2, E, E - 0.05)
+    _fails_with(check_limit_effect("lower", N1, N2, L1, L2, E, LIMIT), "higher than with E at",
+                "which distance")
+    _fails_with(check_limit_effect(" same ", N1, N2, L1, L2, E, LIMIT), "Not the same",
+                f"{ALPHA_AT_LIMIT:.3f}")
+    _fails_with(check_limit_effect(None, N1, N2, L1, L2, E, LIMIT), "Not answered yet")
+
+
+@pytest.mark.parametrize(("answer", "hint"), [
+    (ALPHA, "subtracts the exact floor, not the limit"),
+    (math.log((L1 - LIMIT) / L2) / math.log(N2 / N1), "subtracts the limit from loss1 only"),
+    (math.log(L1 / L2) / math.log(N2 / N1), "leaves out the limit"),
+    (-ALPHA_AT_LIMIT, "sign is flipped"),
+])
+def test_limit_exponent_names_its_mistakes(answer, hint):
+    _fails_with(check_limit_exponent(answer, N1, N2, L1, L2, E, LIMIT), hint)
+
+
+def test_limit_exponent_right_answer_and_bad_settings():
+    verdict = check_limit_exponent(ALPHA_AT_LIMIT, N1, N2, L1, L2, E, LIMIT)
+    assert verdict and "loss1 - limit" in str(verdict)
+    with pytest.raises(ValueError, match="loss2 must be above the limit"):
+        check_limit_exponent(1.0, N1, N2, L1, L2, E, L2)
+    with pytest.raises(ValueError, match="limit"):
+        check_limit_effect("higher", N1, N2, L1, L2, E, math.nan)
 
 
 # ----------------------------------------------------------------------------- repeated masks

@@ -29,9 +29,10 @@ One module per part of the book; every name is importable from ``mlmlib.exercise
 * :mod:`mlmlib.exercises.lab` - the exact lab (results over seeds, pointwise information).
 * :mod:`mlmlib.exercises.encoder` - inside the encoder (attention weights by hand, the weights
   of one block, a gap over seeds).
-* :mod:`mlmlib.exercises.knows` - what the model knows, exactly (the first layer a probe reads
-  the hidden state at, a loss below or above its floor, spans and the floor, a power law's
-  exponent, how often a fresh mask repeats a fixed one).
+* :mod:`mlmlib.exercises.knows` - what the model knows, exactly, and spans and scaling (the
+  first layer a probe reads the hidden state at, a loss below or above its floor, spans and the
+  floor, a power law's exponent and what its limit does to it, how often a fresh mask repeats a
+  fixed one).
 * ``mlmlib.exercises._common`` - :class:`Verdict` and the number checks they share.
 
 >>> from mlmlib.exercises import check_loss_value
@@ -51,6 +52,8 @@ from mlmlib.exercises.knows import (
     check_exponent_side,
     check_first_layer,
     check_floor_side,
+    check_limit_effect,
+    check_limit_exponent,
     check_power_law_exponent,
     check_repeat_share,
     check_repeat_side,
@@ -109,6 +112,8 @@ __all__ = [
     "check_gap_prediction",
     "check_hide",
     "check_labels",
+    "check_limit_effect",
+    "check_limit_exponent",
     "check_loss_from_product",
     "check_loss_value",
     "check_missing_probability",

@@ -1,11 +1,12 @@
-"""mlmlib.exercises.knows - checkers for what the model knows (training_5_what_it_knows):
-probes, memorisation, spans and a power law.
+"""mlmlib.exercises.knows - checkers for what the model knows (training_5_what_it_knows) and
+for spans and scaling (training_6_spans_scaling): probes, memorisation, spans and a power law.
 
 Does: check which layer first carries the world's hidden state at a blank, read off a linear
 probe's KL from the exact posterior at each layer over seeds; a prediction that a loss ends
 below or above its exact floor (below is memorisation: the masks it trained on); a prediction
 that masking spans raises or lowers the floor, against the measurement's standard error; and
-a power law's exponent computed by hand from two sizes and the floor; and the share of a
+a power law's exponent computed by hand from two sizes and the floor, and what a limit other
+than the floor does to it; and the share of a
 fresh mask's blanks that lie in a mask identical to one of a few fixed masks, computed
 exactly from the sentences' lengths and the masking rate. A word answer is read
 case- and space-insensitively; when the seeds disagree, or the measurement cannot tell, the
@@ -208,11 +209,7 @@ def check_exponent_side(answer, fitted: float, n1: float, n2: float, loss1: floa
     of a law fitted to more sizes? The two-size exponent is computed here, so that the cell
     that asks does not show it."""
     fitted = number(fitted, "fitted")
-    n1, n2 = number(n1, "n1", 0, above=True), number(n2, "n2", 0, above=True)
-    floor = number(floor, "floor", 0)
-    if n1 == n2 or number(loss1, "loss1") <= floor or number(loss2, "loss2") <= floor:
-        raise ValueError("need two different sizes, each with a loss above the floor")
-    two = math.log((loss1 - floor) / (loss2 - floor)) / math.log(n2 / n1)
+    two = _two_size_exponent(n1, n2, loss1, loss2, floor)
     return _higher_or_lower(answer, two, fitted,
                             f"{symbol} from these two sizes is {{side}} than the fitted "
                             f"{fitted:.3f}", "Which sizes set the fitted law's slope most?")
@@ -231,28 +228,40 @@ def check_power_law_exponent(answer, n1: float, n2: float, loss1: float, loss2: 
     mixing two bases is a named mistake. ``symbol`` names the exponent in the messages
     (``"beta"`` for a data size's, as in Hoffmann et al.'s law).
     """
-    if not isinstance(symbol, str) or not symbol.strip():
-        raise TypeError(f"symbol must name the exponent (a string such as 'alpha'), got {symbol!r}")
+    return _exponent_verdict(answer, n1, n2, loss1, loss2, floor, symbol, {})
+
+
+def _two_size_exponent(n1, n2, loss1, loss2, limit, name="floor") -> float:
+    """The exponent from two sizes with the limit known, the arguments checked first."""
     n1, n2 = number(n1, "n1", 0, above=True), number(n2, "n2", 0, above=True)
     if n1 == n2:
         raise ValueError(f"n1 and n2 must differ (two sizes), got {n1:g} twice")
-    floor = number(floor, "floor", 0)
-    for name, loss in (("loss1", loss1), ("loss2", loss2)):
-        if number(loss, name) <= floor:
-            raise ValueError(f"{name} must be above the floor {floor:g}, got {loss}: only the "
-                             "part above the floor follows the power law")
-    ratio, excess = math.log(n2 / n1), math.log((loss1 - floor) / (loss2 - floor))
-    alpha = excess / ratio
+    limit = number(limit, name, 0)
+    for loss_name, loss in (("loss1", loss1), ("loss2", loss2)):
+        if number(loss, loss_name) <= limit:
+            raise ValueError(f"{loss_name} must be above the {name} {limit:g}, got {loss}: only "
+                             f"the part above the {name} follows the power law")
+    return math.log((loss1 - limit) / (loss2 - limit)) / math.log(n2 / n1)
+
+
+def _exponent_verdict(answer, n1, n2, loss1, loss2, floor, symbol, extra: dict[str, float],
+                      name: str = "floor") -> Verdict:
+    """The verdict on a two-size exponent with ``floor`` as the limit: the usual mistakes, and
+    ``extra`` ones (hint -> the value that mistake gives)."""
+    if not isinstance(symbol, str) or not symbol.strip():
+        raise TypeError(f"symbol must name the exponent (a string such as 'alpha'), got {symbol!r}")
+    alpha = _two_size_exponent(n1, n2, loss1, loss2, floor, name)
+    ratio, excess = math.log(n2 / n1), alpha * math.log(n2 / n1)
     mistakes = {
-        "that leaves out the floor: which part of the loss shrinks as n grows, the whole loss "
-        "or the loss above the floor?": math.log(loss1 / loss2) / ratio,
-        "the sign is flipped: as n grows, does the loss above the floor shrink or grow?":
+        f"that leaves out the {name}: which part of the loss shrinks as n grows, the whole loss "
+        f"or the loss above the {name}?": math.log(loss1 / loss2) / ratio,
+        f"the sign is flipped: as n grows, does the loss above the {name} shrink or grow?":
             -alpha,
         f"that is 1/{symbol}, the fraction upside down: which log goes on top?":
             ratio / excess if excess else alpha,  # alpha = 0: no upside down to name
-        "that subtracts the floor from loss1 only: what about loss2?":
+        f"that subtracts the {name} from loss1 only: what about loss2?":
             math.log((loss1 - floor) / loss2) / ratio,
-        "that subtracts the floor from loss2 only: what about loss1?":
+        f"that subtracts the {name} from loss2 only: what about loss1?":
             math.log(loss1 / (loss2 - floor)) / ratio,
         "that mixes two logs, log10 on top and the natural log below: is one kind used for "
         "both?": alpha / math.log(10),
@@ -262,12 +271,49 @@ def check_power_law_exponent(answer, n1: float, n2: float, loss1: float, loss2: 
         "both?": alpha / math.log(2),
         "that mixes two logs, the natural log on top and log2 below: is one kind used for "
         "both?": alpha * math.log(2),
-    }
+    } | extra
     verdict = _check_number(answer, alpha, mistakes,
-                            f"{symbol} = log((loss1 - floor) / (loss2 - floor)) / log(n2 / n1)")
+                            f"{symbol} = log((loss1 - {name}) / (loss2 - {name})) / log(n2 / n1)")
     if verdict.message.endswith("?."):  # a hint that asks a question ends the message
         verdict.message = verdict.message[:-1]
     return verdict
+
+
+def check_limit_effect(answer, n1: float, n2: float, loss1: float, loss2: float, floor: float,
+                       limit: float, symbol: str = "alpha") -> Verdict:
+    """Check a prediction, "higher", "lower" or "same": is the two-size exponent with the limit
+    ``limit`` (a fitted E) higher or lower than with E at the exact ``floor``? Both are computed
+    here, so that the cell that asks does not show them. "same" is the usual mistake: a shift
+    taken from both losses alike does not keep their distances' ratio."""
+    at_floor = _two_size_exponent(n1, n2, loss1, loss2, floor)
+    at_limit = _two_size_exponent(n1, n2, loss1, loss2, limit, "limit")
+    if _word(answer) not in ("higher", "lower", "same", "equal", "unchanged"):
+        return _no('Not answered yet: predict "higher", "lower" or "same".')
+    if _word(answer) in ("same", "equal", "unchanged"):
+        return _no(f"Not the same: {symbol} is {at_limit:.3f} with E = {limit:.4f} and "
+                   f"{at_floor:.3f} with E at the floor. Moving E takes the same amount from "
+                   "both distances above it: is that the same share of a large distance and of "
+                   "a small one?")
+    return _higher_or_lower(answer, at_limit, at_floor,
+                            f"{symbol} with E = {limit:.4f} is {{side}} than with E at the "
+                            f"floor, {at_floor:.3f}",
+                            "When E moves, which distance above it changes by the larger share: "
+                            "the small model's or the large one's?")
+
+
+def check_limit_exponent(answer, n1: float, n2: float, loss1: float, loss2: float,
+                         floor: float, limit: float, symbol: str = "alpha") -> Verdict:
+    """Check a number: the two-size exponent with E = ``limit`` rather than the exact
+    ``floor``, as :func:`check_power_law_exponent` computes it; the exponent with E at the floor
+    is a named mistake.
+
+    >>> check_limit_exponent(1.0, 1, 10, 1.11, 1.02, floor=1.0, limit=1.01)
+    Correct: 1.0000 matches alpha = log((loss1 - limit) / (loss2 - limit)) / log(n2 / n1) = 1.0000.
+    """
+    at_floor = _two_size_exponent(n1, n2, loss1, loss2, floor)
+    return _exponent_verdict(answer, n1, n2, loss1, loss2, limit, symbol, {
+        "that subtracts the exact floor, not the limit E this exercise sets: which E does the "
+        "paper's law use?": at_floor}, name="limit")
 
 
 def _sentence_lengths(lengths) -> list[int]:
