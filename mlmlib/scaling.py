@@ -5,8 +5,10 @@ two, :math:`L(N, D) = E + A/N^\alpha + B/D^\beta`, to losses measured at a few m
 sizes ``n``, with the irreducible loss ``E`` either fixed (the toy world knows it exactly: the
 Bayes floor) or fitted as well, as a paper must; ``floor=0`` gives the pure power law of Kaplan
 et al. (2020). :func:`bootstrap_power_law` refits on resampled seeds, so that each parameter
-comes with its spread. Every number is float64, and the fits are deterministic: the same
-input gives the same law, bit for bit.
+comes with its spread; :func:`leave_one_out` refits without each size in turn, and
+:func:`line_exponent` and :func:`local_exponents` read the exponent off straight lines
+through ``log(L - E)``, as by hand. Every number is float64, and the fits are deterministic:
+the same input gives the same law, bit for bit.
 
 Does not: train or measure anything (:mod:`mlmlib.train` and the benchmarks do), fit the
 two-variable law, or use scipy (a small Levenberg-Marquardt in NumPy does the fitting). The
@@ -27,7 +29,8 @@ import torch
 
 from mlmlib._checks import generator, number, numbers, whole
 
-__all__ = ["BOUND_TOL", "PowerLaw", "bootstrap_power_law", "fit_power_law"]
+__all__ = ["BOUND_TOL", "PowerLaw", "bootstrap_power_law", "fit_power_law", "leave_one_out",
+           "line_exponent", "local_exponents"]
 
 BOUND_TOL = 1e-6  # nats: a fitted E this close to the lowest loss sits at its upper bound
 
@@ -114,6 +117,38 @@ def bootstrap_power_law(sizes, runs, *, floor: float | None = None, resamples: i
     out = {key: np.array([getattr(law, key) for law in laws]) for key in ("E", "A", "alpha")}
     out["at_bound"] = np.array([law.at_bound for law in laws])
     return out
+
+
+# With E known, the law is a straight line on log axes: log(L - E) = log A - alpha log n.
+def line_exponent(sizes, losses, floor: float) -> float:
+    """alpha of the least-squares straight line through ``(log n, log(L - floor))``: every
+    size weighs alike, where :func:`fit_power_law` compares the logs of the whole losses."""
+    sizes, losses, floor = _checked(sizes, losses, floor, "losses")
+    return float(-np.polyfit(np.log(sizes), np.log(losses - floor), 1)[0])
+
+
+def local_exponents(sizes, losses, floor: float) -> list[float]:
+    """alpha between each pair of neighbouring sizes, as two sizes give it by hand:
+    ``log((L_k - E) / (L_{k+1} - E)) / log(n_{k+1} / n_k)`` (in the order given)."""
+    sizes, losses, floor = _checked(sizes, losses, floor, "losses")
+    excess = np.log(losses - floor)
+    return (-(np.diff(excess) / np.diff(np.log(sizes)))).tolist()
+
+
+def leave_one_out(sizes, losses, floor: float) -> list[dict]:
+    """The law fitted again without each size in turn: for the ``k``-th size left out,
+    ``{"fixed": PowerLaw with E = floor, "fitted": PowerLaw with E fitted, "line":
+    line_exponent}`` over the sizes that remain."""
+    sizes, losses, floor = _checked(sizes, losses, floor, "losses")
+    if len(np.unique(sizes)) < 4:
+        raise ValueError("leaving one out needs at least 4 distinct sizes (3 remain for the law "
+                         f"with E fitted), got {len(np.unique(sizes))}")
+    rows = []
+    for k in range(len(sizes)):
+        keep_n, keep_l = np.delete(sizes, k), np.delete(losses, k)
+        rows.append({"fixed": _fit(keep_n, keep_l, floor), "fitted": _fit(keep_n, keep_l, None),
+                     "line": line_exponent(keep_n, keep_l, floor)})
+    return rows
 
 
 def _checked(sizes, losses, floor, name: str):

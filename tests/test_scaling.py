@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 import torch
 
-from mlmlib.scaling import PowerLaw, bootstrap_power_law, fit_power_law
+from mlmlib.scaling import (
+    PowerLaw,
+    bootstrap_power_law,
+    fit_power_law,
+    leave_one_out,
+    line_exponent,
+    local_exponents,
+)
 
 SIZES = np.geomspace(1e3, 1e5, 5)
 E, A, ALPHA = 2.1, 5.0, 1.2  # L - E from 1.3e-3 down to 5e-6: E is hard to tell from L
@@ -180,3 +187,41 @@ def test_bad_input(call, error, message):
     with pytest.raises(error) as info:
         call()
     assert message in str(info.value)
+
+
+# ----------------------------------------------------------------------------- by-hand exponents
+
+def test_straight_lines_through_exact_data_give_back_alpha():
+    losses = exact(a=5e3)
+    assert line_exponent(SIZES, losses, E) == pytest.approx(ALPHA, rel=1e-9)
+    assert local_exponents(SIZES, losses, E) == pytest.approx([ALPHA] * 4, rel=1e-9)
+    # by hand, as the chapter's exercise computes it, on a law that bends: each pair its own
+    bent = np.array([3.0, 2.5, 2.2, 2.15])
+    n = [1.0, 2.0, 4.0, 8.0]
+    expected = [math.log((bent[k] - 2) / (bent[k + 1] - 2)) / math.log(2) for k in range(3)]
+    assert local_exponents(n, bent, 2.0) == pytest.approx(expected, rel=1e-12)
+    # a line weighs every size alike: its slope is that of numpy's own straight-line fit
+    slope = np.polyfit(np.log(n), np.log(bent - 2), 1)[0]
+    assert line_exponent(n, bent, 2.0) == pytest.approx(-slope, rel=1e-12)
+
+
+def test_leave_one_out_refits_each_subset_as_fit_power_law_does():
+    losses = noisy(4).mean(1)
+    rows = leave_one_out(SIZES, losses, E)
+    assert len(rows) == len(SIZES)
+    for k, row in enumerate(rows):
+        keep = [i for i in range(len(SIZES)) if i != k]
+        assert row["fixed"] == fit_power_law(SIZES[keep], losses[keep], floor=E)
+        assert row["fitted"] == fit_power_law(SIZES[keep], losses[keep])
+        assert row["line"] == line_exponent(SIZES[keep], losses[keep], E)
+    assert losses.tolist() == noisy(4).mean(1).tolist()  # the caller's array is unchanged
+
+
+@pytest.mark.parametrize(("call", "words"), [
+    (lambda: leave_one_out(SIZES[:3], exact(SIZES[:3]), E), "at least 4 distinct sizes"),
+    (lambda: line_exponent(SIZES, exact(), 3.0), "at or below the floor"),
+    (lambda: local_exponents(SIZES, exact()[:2], E), "one number per size"),
+])
+def test_by_hand_exponents_refuse_bad_input(call, words):
+    with pytest.raises(ValueError, match=words):
+        call()
