@@ -89,20 +89,21 @@ readers are scored on the probe's held-out blanks and on the uncertain ones. The
 decay is far below the model probes' (one-hot columns are sparse, and 30,000 blanks allow
 it): at the model probes' 1e-4 they stop well short of what the words allow.
 
-**The block fitted as the readers are** (``block_like_readers``, per seed): the probe on the
-trained model's last block, fitted on the same blanks of the same sentences with the same
-choice of weight decay, scored on the same held-out blanks: the fair comparison with the
-readers (the model probes above are fitted on the probe's own 2,000 sentences).
+**The block fitted as the readers are** (``block_like_readers``, per seed, for the trained
+and the untrained model): the probe on the model's last block, fitted on the same blanks of the
+same sentences with the same choice of weight decay, scored on the same held-out blanks: the
+fair comparison with the readers (the model probes above are fitted on the probe's own 2,000
+sentences), and the untrained control under the strongest fit the script makes.
 
 ``constant`` is a probe that sees nothing (a constant feature: its bias learns the fit rows'
 mean target), the line a probe must clear to have read anything. The trained models' eval
 loss on ``toy_data``'s standard set (100% ``[MASK]`` at 15%) and its exact floor are recorded
 to show they are trained as the recipe trains.
 
-Compute budget: 4 surface readers x 3 weight decays and the reader of every word (the
-slowest, about 3 minutes), then 5 seeds x (a recipe training of 1,400 steps + 2 models x 5
-(kind of row, task) pairs x 3 layers = 30 probe fits + 3 fits of the block as the readers are
-fitted): about 10 minutes on 2 quiet cores (the JSON records ``wall_s``). On a busy machine
+Compute budget: 4 surface readers x 6 weight decays and the reader of every word (the
+slowest), then 5 seeds x (a recipe training of 1,400 steps + 2 models x 5 (kind of row, task)
+pairs x 3 layers = 30 probe fits + 2 models x 6 fits of the block as the readers are fitted):
+under 30 minutes on 2 quiet cores (the JSON records ``wall_s``). On a busy machine
 it is many times slower: each small tensor operation waits for a second thread.
 
     python -m bench.bench_probe               # the full run, 5 seeds
@@ -136,9 +137,10 @@ with one seed)::
                  {"offsets": [int], "weight_decay": float,  # the one chosen
                   "validation_kl": {decay: float}, "cross_entropy": float, "entropy": float,
                   "kl": float, "uncertain_kl": float | None}},
-     "block_like_readers": [{"seed": int, "layer": str, "weight_decay": float,
-                             "validation_kl": {decay: float}, "cross_entropy": float,
-                             "entropy": float, "kl": float, "uncertain_kl": float | None}],
+     "block_like_readers": {"trained" | "untrained": [{"seed": int, "layer": str,
+                             "weight_decay": float, "validation_kl": {decay: float},
+                             "cross_entropy": float, "entropy": float, "kl": float,
+                             "uncertain_kl": float | None}]},
      "probes": {"trained" | "untrained": {"masked" | "visible": {task: {
                 layer: {"runs": [{"seed": int, "cross_entropy": float, "entropy": float,
                                   "kl": float, "fit_kl": float,
@@ -168,7 +170,7 @@ PROBE_SEED = 3  # the probe's sentences and their masks (the data set uses seed 
 CONTROL_SEED = 4  # the control task's draw of a target per type
 SURFACE_SEED = 5  # the surface readers' own sentences and their masks
 UNCERTAIN = 0.1  # a blank is "uncertain" when its slot posterior's entropy is above this (nats)
-DECAYS = (1e-4, 1e-5, 1e-6)  # the weight decays a reader of the words chooses from
+DECAYS = (1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 0.0)  # the weight decays a reader chooses from
 FIT_SHARE = 2 / 3  # of the probe's sentences, those that fit it; the rest score it
 WEIGHT_DECAY = 1e-4
 # probe_steps: L-BFGS iterations at most; n_surface, n_validation: the readers' sentences
@@ -439,9 +441,11 @@ def print_table(result: dict) -> None:
     for name, entry in result["surface"].items():
         print(f"  {name:13s} {entry['kl']:.4f}; {entry['uncertain_kl']} (weight decay "
               f"{entry['weight_decay']:g})")
-    for run in result["block_like_readers"]:
-        print(f"  seed {run['seed']}'s {run['layer']}, fitted as they are: {run['kl']:.4f}; "
-              f"{run['uncertain_kl']} (weight decay {run['weight_decay']:g})")
+    for model, runs in result["block_like_readers"].items():
+        for run in runs:
+            print(f"  {model} seed {run['seed']}'s {run['layer']}, fitted as they are: "
+                  f"{run['kl']:.4f}; {run['uncertain_kl']} (weight decay "
+                  f"{run['weight_decay']:g})")
     ev = result["eval"]
     print(f"\ntrained models' eval loss (floor {ev['floor']:.4f}): "
           + " ".join(f"{r['eval_loss']:.4f}" for r in ev["runs"]))
@@ -481,7 +485,7 @@ def main(argv=None) -> int:
                          size["n_validation"])
     result["surface"] = surface_readers(rows, readers, len(vocab), world.max_len,
                                         size["probe_steps"])
-    like_readers = []
+    like_readers = {model: [] for model in MODELS}
     per_seed = {model: [] for model in MODELS}
     for seed in seeds:
         untrained, trained, seconds, eval_loss = train(data, world, size, seed)
@@ -490,8 +494,9 @@ def main(argv=None) -> int:
                   for model, net in (("trained", trained), ("untrained", untrained))}
         for model in MODELS:
             per_seed[model].append(probe_layers(states[model], rows, seed, size["probe_steps"]))
-        like_readers.append({"seed": seed, **block_like_readers(
-            trained, states["trained"], rows, readers, size["probe_steps"])})
+        for model, net in (("trained", trained), ("untrained", untrained)):
+            like_readers[model].append({"seed": seed, **block_like_readers(
+                net, states[model], rows, readers, size["probe_steps"])})
         slots = per_seed["trained"][-1]["masked"]["slots"]
         print(f"  seed {seed}: trained in {seconds:.0f} s, eval loss {eval_loss:.4f}; masked "
               "slots KL " + " ".join(f"{layer} {slots[layer]['kl']:.4f}" for layer in layers),

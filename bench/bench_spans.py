@@ -72,7 +72,7 @@ from bench._results import machine, mask_only_recipe, run_options, write
 from bench.bench_lab import score, summary
 from mlmlib.constants import IGNORE_INDEX
 from mlmlib.corpora import Batch
-from mlmlib.masking import bert_count, choose_positions, span_positions
+from mlmlib.masking import bert_count, choose_positions, mean_run_length, span_positions
 from mlmlib.toyworld import ToyWorld
 from mlmlib.train import RunOptions, Trainer, build_model, toy_data
 
@@ -105,13 +105,6 @@ def mask_rows(rows: Batch, kind: str, mask_token_id: int, rng: torch.Generator):
         ids[r, cols] = mask_token_id
         where.append(hidden)
     return rows._replace(input_ids=ids, labels=labels), where
-
-
-def mean_run(where: list[list[int]]) -> float:
-    """The mean length of a run of consecutive blanks."""
-    runs = sum(1 for hidden in where for k, i in enumerate(hidden)
-               if k == 0 or hidden[k - 1] != i - 1)
-    return sum(map(len, where)) / runs
 
 
 def run(data, world: ToyWorld, size: dict, kind: str, seed: int, tests: dict) -> dict:
@@ -187,7 +180,7 @@ def main(argv=None) -> int:
               "steps": [0, *(s for s in range(1, size["steps"] + 1)
                              if s % size["every"] == 0 or s == size["steps"])],
               "test": {k: {"floor": floor, "slots": sum(map(len, where)),
-                           "mean_run": mean_run(where)}
+                           "mean_run": mean_run_length(where)}
                        for k, (_, where, floor) in tests.items()},
               "models": {}}
     for kind in KINDS:

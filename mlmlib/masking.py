@@ -12,7 +12,8 @@ Does:
     ``DataCollatorForLanguageModeling``). ``|M|`` then varies, and can be 0.
 
 * :func:`span_positions` picks a given number of positions in contiguous spans of geometric
-  length (SpanBERT's masks), to compare with the same number of single tokens.
+  length (SpanBERT's masks), to compare with the same number of single tokens;
+  :func:`mean_run_length` measures how long the runs of hidden positions came out.
 * :func:`mask_tokens` does BERT's corruption on a batch of token ids: of the chosen positions,
   80% become ``[MASK]``, 10% a random word, 10% stay as they are (all three shares configurable),
   and the labels keep the original token at every chosen position and ``IGNORE_INDEX``
@@ -60,6 +61,7 @@ __all__ = [
     "is_continuation",
     "mask_positions",
     "mask_tokens",
+    "mean_run_length",
     "span_positions",
 ]
 
@@ -214,6 +216,23 @@ def span_positions(candidates, count: int, *, rng, p: float = 0.2,
         taken[s:s + length] = True
         left -= length
     return pool[taken.to(pool.device)]
+
+
+def mean_run_length(masks) -> float:
+    """The mean length of a run of consecutive hidden positions, over the masks of several
+    sentences: the number of hidden positions divided by the number of runs. Spans that touch
+    read as one run, as the model sees them.
+
+    >>> mean_run_length([[1, 2, 3, 7], [0], [4, 5]])  # runs of 3, 1, 1 and 2
+    1.75
+    """
+    masks = [sorted(indices(mask.tolist() if isinstance(mask, torch.Tensor) else mask,
+                            f"masks[{k}]", unique=True))
+             for k, mask in enumerate(items(masks, "masks", "lists of positions"))]
+    runs = sum(1 for mask in masks for k, i in enumerate(mask) if k == 0 or mask[k - 1] != i - 1)
+    if not runs:
+        raise ValueError("no hidden position in any mask: a mean run length needs one")
+    return sum(map(len, masks)) / runs
 
 
 def is_continuation(pieces: Sequence[str]) -> list[bool]:

@@ -13,6 +13,7 @@ running the scripts, never asserted in a test.
 import json
 import numbers
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -31,7 +32,7 @@ SMOKE = {"bench_train": "train-reference-cpu-fp32.json",
 
 def _counting(keys) -> bool:
     """Keys that number things (seeds, rates, variants) rather than name fields."""
-    return all(k.replace(".", "").replace("%", "").isdigit() for k in keys)
+    return all(re.fullmatch(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?%?", k) for k in keys)  # 0.15, 1e-07
 
 
 def mismatches(stored, smoke, where="") -> list[str]:
@@ -62,6 +63,10 @@ def test_the_shape_check_can_fail():
     assert mismatches(stored, {"runs": [{"x": "t"}], "seeds": {}}) == [".a: missing",
                                                                       ".runs[0].y: missing"]
     assert mismatches(stored, {"a": "1.5", "runs": [], "seeds": {}}) == [".a: str, stored float"]
+    # keys that number things (weight decays, rates) may differ between a smoke run and a full one
+    assert not mismatches({"kl": {"1e-07": 0.1, "0.15": 0.2}}, {"kl": {"0": 0.3}})
+    assert mismatches({"kl": {"1e-07": 0.1, "weight": 0.2}}, {"kl": {"0": 0.3}}) == [
+        ".kl.1e-07: missing", ".kl.weight: missing"]
 
 
 @pytest.mark.slow

@@ -105,6 +105,16 @@ def test_probe(results):
         assert entry["entropy"] == pytest.approx(r["constant"]["masked"]["slots"]["entropy"],
                                                  abs=1e-12)
     assert r["surface"]["neighbours_1"]["offsets"] == [-1, 1]
+    # the block fitted as the readers are, for both models, each seed choosing among DECAYS
+    assert list(r["block_like_readers"]) == ["trained", "untrained"]
+    for runs in r["block_like_readers"].values():
+        assert [run["seed"] for run in runs] == s["seeds"]
+        for run in runs:
+            assert list(run["validation_kl"]) == [f"{d:g}" for d in s["decays"]]
+            assert run["validation_kl"][f"{run['weight_decay']:g}"] == min(
+                run["validation_kl"].values())
+            assert run["entropy"] == pytest.approx(
+                r["constant"]["masked"]["slots"]["entropy"], abs=1e-12)
     # a blank's slot is less settled than a visible word's
     assert r["constant"]["masked"]["slots"]["entropy"] > r["constant"]["visible"]["slots"][
         "entropy"]

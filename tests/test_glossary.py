@@ -57,10 +57,13 @@ USES = {
     "entropy": r"(?<!cross-)(?<!cross )\bentropy\b",  # not cross-entropy, a term of its own
     "validation set": r"\bvalidation\b",
     "perplexity": r"\bperplexit(?:y|ies)\b",
+    "bootstrap": r"\bbootstrap(?:ped|ping|s)?\b",
     "linear probe": r"\blinear probes?\b",
+    "belief": r"\bbeliefs?\b",
     "control task": r"\bcontrol tasks?\b",
     "memorisation": r"\bmemori[sz]ation\b(?!\.json)",  # not the file memorisation.json
     "dynamic masking": r"\b(?:dynamic|static) masking\b",
+    "power law": r"\bpower[- ]laws?\b",
     "scaling law": r"\bscaling laws?\b",
     "irreducible loss": r"\birreducible loss(?:es)?\b",
 }

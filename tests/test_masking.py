@@ -1,5 +1,6 @@
 """Tests for mlmlib.masking: exact counts, the statistics of 80/10/10, special tokens, bad input."""
 
+import itertools
 import math
 
 import pytest
@@ -14,6 +15,7 @@ from mlmlib.masking import (
     is_continuation,
     mask_positions,
     mask_tokens,
+    mean_run_length,
     span_positions,
 )
 
@@ -365,3 +367,30 @@ def test_span_positions_bad_input(args, kw, error, message):
     with pytest.raises(error) as info:
         span_positions(*args, **kw)
     assert message in str(info.value)
+
+
+# ----------------------------------------------------------------------------- run lengths
+
+def test_mean_run_length_counts_runs_by_hand():
+    assert mean_run_length([[1, 2, 3, 7], [0], [4, 5]]) == 7 / 4
+    assert mean_run_length([[3, 1, 2]]) == 3.0  # order does not matter: one run of three
+    assert mean_run_length([torch.tensor([0, 2, 4]), []]) == 1.0  # tensors; an empty mask
+    # spans that touch read as one run, as the model sees them
+    assert mean_run_length([[0, 1, 2, 3]]) == 4.0
+    # against every mask of a 6-word sentence, counted by brute force over the string form
+    for k in range(1, 7):
+        for mask in itertools.combinations(range(6), k):
+            text = "".join("x" if i in mask else "." for i in range(6))
+            runs = [r for r in text.split(".") if r]
+            assert mean_run_length([list(mask)]) == k / len(runs)
+
+
+@pytest.mark.parametrize(("masks", "error", "words"), [
+    ([[], []], ValueError, "no hidden position"),
+    ([[1, 1]], ValueError, "listed twice"),
+    ([[-1]], ValueError, "negative"),
+    ([[0.5]], TypeError, "whole numbers"),
+])
+def test_mean_run_length_refuses_bad_masks(masks, error, words):
+    with pytest.raises(error, match=words):
+        mean_run_length(masks)

@@ -109,6 +109,20 @@ def test_lines_with_spread_draws_means_and_bands():
         plots.lines_with_spread([1, 2, 3], {"a": ([1, 2], [1, 2], [1, 2])})
 
 
+def test_lines_with_spread_skips_a_series_and_keeps_the_others_colours():
+    series = {"far": ([9, 9], [9, 9], [9, 9]), "a": ([1, 2], [1, 2], [1, 2]),
+              "b": ([2, 1], [2, 1], [2, 1])}
+    full = plots.lines_with_spread([1, 2], series).axes[0]
+    close = plots.lines_with_spread([1, 2], series, skip=["far"]).axes[0]
+    assert [line.get_label() for line in close.lines] == ["a", "b"]
+    assert [line.get_color() for line in close.lines] == [line.get_color()
+                                                          for line in full.lines[1:]]
+    assert "far" not in [t.get_text() for t in close.get_legend().get_texts()]
+    for skip in (["nope"], ["far", "a", "b"]):
+        with pytest.raises(ValueError, match="skip must name some of the series"):
+            plots.lines_with_spread([1, 2], series, skip=skip)
+
+
 def test_reliability_diagram_and_joint_tables():
     fig = plots.reliability_diagram([0.01, 0.1, 0.5], [0.02, 0.1, 0.4], [100, 10, 1])
     ax = fig.axes[0]

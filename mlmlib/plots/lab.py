@@ -48,7 +48,8 @@ def _tidy(ax, xlabel: str, ylabel: str, title: str | None) -> None:
 
 def lines_with_spread(x: Sequence[float], series: dict[str, tuple], xlabel: str = "",
                       ylabel: str = "", title: str | None = None, log_x: bool = False,
-                      lines: dict[str, float] | None = None, ax=None) -> Figure:
+                      lines: dict[str, float] | None = None, skip: Sequence[str] = (),
+                      ax=None) -> Figure:
     """One line per series through its means, with its min-max band over seeds shaded.
 
     Args:
@@ -58,6 +59,9 @@ def lines_with_spread(x: Sequence[float], series: dict[str, tuple], xlabel: str 
         lines: ``name -> value`` drawn as dotted horizontal lines (a landmark such as
             ``log |V|``).
         log_x: a logarithmic horizontal axis.
+        skip: names of series left out of the drawing (a close-up without a series far off
+            its scale); every other series keeps the colour and style it has in the full
+            figure.
     """
     log_x = flag(log_x, "log_x")
     x = numbers(x, "x", 0 if log_x else -np.inf, above=log_x, ndim=1)  # log: x > 0
@@ -75,8 +79,14 @@ def lines_with_spread(x: Sequence[float], series: dict[str, tuple], xlabel: str 
     lines = mapping(lines, "lines", "name -> value", empty=True)
     for name, value in lines.items():
         lines[name] = float(numbers(value, f"line {name!r}", ndim=0))
+    skip = set(items(skip, "skip", "series names", text=True))
+    if skip - set(series) or skip == set(series):
+        raise ValueError(f"skip must name some of the series {list(series)}, not all, got "
+                         f"{sorted(skip)}")
     fig, ax = _single_axes(ax, (6.4, 4.2))
     for k, (name, (mean, low, high)) in enumerate(series.items()):
+        if name in skip:
+            continue  # its colour and style stay unused, so the others keep theirs
         colour = _COLOURS[k % len(_COLOURS)]
         ax.plot(x, mean, linestyle=_STYLES[k % 6], marker=_MARKERS[k % 6], color=colour,
                 linewidth=2, label=name)
@@ -90,7 +100,8 @@ def lines_with_spread(x: Sequence[float], series: dict[str, tuple], xlabel: str 
         ax.set_xscale("log")
     ax.legend(fontsize=FONT_SIZE - 2, frameon=False)
     _tidy(ax, xlabel, ylabel, title)
-    _alt(ax, _lines_alt(x, series, xlabel, ylabel, title, log_x, lines))
+    shown = {name: band for name, band in series.items() if name not in skip}
+    _alt(ax, _lines_alt(x, shown, xlabel, ylabel, title, log_x, lines))
     return fig
 
 
