@@ -16,6 +16,7 @@ from mlmlib.exercises import (
     check_limit_effect,
     check_limit_exponent,
     check_power_law_exponent,
+    check_reader_vs_block,
     check_repeat_share,
     check_repeat_side,
     check_span_effect,
@@ -397,3 +398,28 @@ def test_the_power_law_checker_names_the_exponent_it_is_given():
     assert not wrong and "1/beta" in wrong.message
     with pytest.raises(TypeError, match="symbol"):
         check_power_law_exponent(beta, 1000, 4000, 2.6, 2.3, 2.1, symbol="")
+
+
+# ---------------------------------------------------------------------- the readers of the words
+
+@pytest.mark.parametrize(("blocks", "right"), [
+    ([0.003, 0.004, 0.002], "farther"),  # the block wins on every seed: the reader is farther
+    ([0.009, 0.008, 0.007], "closer"),
+    ([0.003, 0.012, 0.004], "same"),
+])
+def test_reader_vs_block_reads_the_seeds(blocks, right):
+    assert check_reader_vs_block(right, 0.005, blocks)
+    assert check_reader_vs_block(f" {right.upper()} ", 0.005, blocks)
+    for wrong in {"closer", "farther", "same"} - {right}:
+        _fails_with(check_reader_vs_block(wrong, 0.005, blocks), "The runs disagree")
+    assert check_reader_vs_block("about the same", 0.005, [0.003, 0.012])
+
+
+def test_reader_vs_block_names_the_transformer_mistake():
+    _fails_with(check_reader_vs_block("farther", 0.005, [0.003, 0.012, 0.004]),
+                "A transformer need not beat")
+    _fails_with(check_reader_vs_block(None, 0.005, [0.003]), "Not answered yet")
+    with pytest.raises(ValueError, match="block_kls"):
+        check_reader_vs_block("same", 0.005, [])
+    with pytest.raises(ValueError, match="reader_kl"):
+        check_reader_vs_block("same", -1.0, [0.003])

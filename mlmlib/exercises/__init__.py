@@ -29,10 +29,11 @@ One module per part of the book; every name is importable from ``mlmlib.exercise
 * :mod:`mlmlib.exercises.lab` - the exact lab (results over seeds, pointwise information).
 * :mod:`mlmlib.exercises.encoder` - inside the encoder (attention weights by hand, the weights
   of one block, a gap over seeds).
-* :mod:`mlmlib.exercises.knows` - what the model knows, exactly, and spans and scaling (the
-  first layer a probe reads the hidden state at, a loss below or above its floor, spans and the
-  floor, a power law's exponent and what its limit does to it, how often a fresh mask repeats a
-  fixed one).
+* :mod:`mlmlib.exercises.knows` - what the model knows, exactly (the first layer a probe reads
+  the hidden state at, a reader of the words against the block, a loss below or above its
+  floor, how often a fresh mask repeats a fixed one).
+* :mod:`mlmlib.exercises.scaling` - spans and scaling (spans and the floor, a power law's
+  exponent and what its limit does to it).
 * ``mlmlib.exercises._common`` - :class:`Verdict` and the number checks they share.
 
 >>> from mlmlib.exercises import check_loss_value
@@ -49,17 +50,20 @@ from mlmlib.exercises.encoder import (
 )
 from mlmlib.exercises.functions import check_mlm_loss, check_slot_loss, check_softmax
 from mlmlib.exercises.knows import (
-    check_exponent_side,
     check_first_layer,
     check_floor_side,
+    check_reader_vs_block,
+    check_repeat_share,
+    check_repeat_side,
+)
+from mlmlib.exercises.lab import check_direction_over_seeds, check_pointwise_information
+from mlmlib.exercises.scaling import (
+    check_exponent_side,
     check_limit_effect,
     check_limit_exponent,
     check_power_law_exponent,
-    check_repeat_share,
-    check_repeat_side,
     check_span_effect,
 )
-from mlmlib.exercises.lab import check_direction_over_seeds, check_pointwise_information
 from mlmlib.exercises.step import check_adamw_step, check_gap_prediction, check_score_gradient
 from mlmlib.exercises.training import (
     bert_parameter_count,
@@ -124,6 +128,7 @@ __all__ = [
     "check_power_law_exponent",
     "check_probability_from_loss",
     "check_random_branch_probability",
+    "check_reader_vs_block",
     "check_repeat_share",
     "check_repeat_side",
     "check_score",

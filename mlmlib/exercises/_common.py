@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import re
 
 import numpy as np
 
@@ -165,3 +166,27 @@ def _number_from(fn, args: tuple, shown: str) -> tuple[float | None, Verdict | N
         return None, _no(f"Not yet: on {shown} your function returned {_kind(result)}; expected "
                          "one number.")
     return value, None
+
+
+def _word(answer) -> str | None:
+    """The reader's word, lower case, spaces, hyphens and underscores made one "_", outer
+    quotes and full stops dropped; None when the answer is not a non-empty string."""
+    if not isinstance(answer, str):
+        return None
+    word = re.sub(r"[\s_-]+", "_", answer.strip().strip("'\".").strip().lower())
+    return word or None
+
+
+def _higher_or_lower(answer, value: float, reference: float, said: str, hint: str) -> Verdict:
+    """The verdict on a prediction, "higher" or "lower", that ``value`` is above or below
+    ``reference``; ``said`` states the measured comparison, with ``{side}`` for its side, and
+    ``hint`` asks the reader a question back when the prediction is wrong."""
+    word = _word(answer)
+    if word not in ("higher", "lower"):
+        return _no('Not answered yet: predict "higher" or "lower".')
+    if value == reference:
+        return _no(f"The two are equal ({value:.4f}): no prediction can be checked.")
+    side = "higher" if value > reference else "lower"
+    if word == side:
+        return _yes(f"Your prediction matches: {said.format(side=side)}.")
+    return _no(f"The numbers disagree: {said.format(side=side)}. {hint}")

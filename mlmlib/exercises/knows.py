@@ -1,59 +1,31 @@
-"""mlmlib.exercises.knows - checkers for what the model knows (training_5_what_it_knows) and
-for spans and scaling (training_6_spans_scaling): probes, memorisation, spans and a power law.
+"""mlmlib.exercises.knows - checkers for what the model knows (training_5_what_it_knows):
+probes and memorisation.
 
 Does: check which layer first carries the world's hidden state at a blank, read off a linear
-probe's KL from the exact posterior at each layer over seeds; a prediction that a loss ends
-below or above its exact floor (below is memorisation: the masks it trained on); a prediction
-that masking spans raises or lowers the floor, against the measurement's standard error; and
-a power law's exponent computed by hand from two sizes and the floor, and what a limit other
-than the floor does to it; and the share of a
-fresh mask's blanks that lie in a mask identical to one of a few fixed masks, computed
-exactly from the sentences' lengths and the masking rate. A word answer is read
-case- and space-insensitively; when the seeds disagree, or the measurement cannot tell, the
-verdict says so and checks nothing. A wrong answer names the usual mistake it looks like and
-asks a question back.
+probe's KL from the exact posterior at each layer over seeds; whether a linear reader of the
+nearby words comes closer to that posterior than the probe on the trained block; a prediction
+that a loss ends below or above its exact floor (below is memorisation: the masks it trained
+on); and the share of a fresh mask's blanks that lie in a mask identical to one of a few fixed
+masks, computed exactly from the sentences' lengths and the masking rate. A word answer is
+read case- and space-insensitively; when the seeds disagree, the verdict says so. A wrong
+answer names the usual mistake it looks like and asks a question back.
 
-Does not: run a probe or train anything (the chapter passes in what it measured), or fit a
-power law to more than two sizes.
+Does not: run a probe or train anything (the chapter passes in what it measured); the spans
+and scaling checkers are :mod:`mlmlib.exercises.scaling`'s.
 
->>> check_span_effect("raises", token_floor=1.20, span_floor=1.35, standard_error=0.01)
-Your prediction matches: spans raise the floor, from 1.2000 to 1.3500 nats.
+>>> check_reader_vs_block("farther", reader_kl=0.005, block_kls=[0.003, 0.004])
+Your prediction matches: the block is closer to the belief on every one of 2 seeds.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 
 from mlmlib._checks import kind, mapping, number, numbers, whole
-from mlmlib.exercises._common import Verdict, _check_number, _no, _yes
+from mlmlib.exercises._common import Verdict, _check_number, _higher_or_lower, _no, _word, _yes
 
 NO_LAYER = "none"  # the answer when no layer's probe gets below the threshold
-
-
-def _word(answer) -> str | None:
-    """The reader's word, lower case, spaces, hyphens and underscores made one "_", outer
-    quotes and full stops dropped; None when the answer is not a non-empty string."""
-    if not isinstance(answer, str):
-        return None
-    word = re.sub(r"[\s_-]+", "_", answer.strip().strip("'\".").strip().lower())
-    return word or None
-
-
-def _higher_or_lower(answer, value: float, reference: float, said: str, hint: str) -> Verdict:
-    """The verdict on a prediction, "higher" or "lower", that ``value`` is above or below
-    ``reference``; ``said`` states the measured comparison, with ``{side}`` for its side, and
-    ``hint`` asks the reader a question back when the prediction is wrong."""
-    word = _word(answer)
-    if word not in ("higher", "lower"):
-        return _no('Not answered yet: predict "higher" or "lower".')
-    if value == reference:
-        return _no(f"The two are equal ({value:.4f}): no prediction can be checked.")
-    side = "higher" if value > reference else "lower"
-    if word == side:
-        return _yes(f"Your prediction matches: {said.format(side=side)}.")
-    return _no(f"The numbers disagree: {said.format(side=side)}. {hint}")
 
 
 def _on_seeds(n: int) -> str:
@@ -125,6 +97,36 @@ def check_first_layer(answer, kl: dict[str, Sequence[float]],
                f"{mean}. Where does it first get below?")
 
 
+def check_reader_vs_block(answer, reader_kl: float, block_kls: Sequence[float]) -> Verdict:
+    """Check a prediction, "closer", "farther" or "same": does a linear reader of the words
+    around a blank come closer to the belief than the probe on the trained block (a smaller KL
+    on every seed), farther (a larger one on every seed), or about the same (the seeds
+    disagree)? ``reader_kl`` is the reader's KL (one fit), ``block_kls`` the block's, per seed.
+    The usual mistake, "farther", expects a transformer to beat a reader of the words
+    whatever the world."""
+    reader_kl = number(reader_kl, "reader_kl", 0)
+    block_kls = numbers(block_kls, "block_kls", 0, ndim=1, empty=False).tolist()
+    wins = sum(kl < reader_kl for kl in block_kls)  # seeds where the block is closer
+    n = len(block_kls)
+    side = "farther" if wins == n else "closer" if wins == 0 else "same"
+    said = {"farther": f"the block is closer to the belief {_on_seeds(n)}",
+            "closer": f"the reader is closer to the belief {_on_seeds(n)}",
+            "same": f"the block is closer on {wins} of {n} seeds, the reader on the others: "
+                    "about the same"}[side]
+    word = _word(answer)
+    if word in ("about_the_same", "the_same", "equal", "as_close"):
+        word = "same"
+    if word not in ("closer", "farther", "same"):
+        return _no('Not answered yet: predict "closer", "farther" or "same".')
+    if word == side:
+        return _yes(f"Your prediction matches: {said}.")
+    hint = ("A transformer need not beat a reader of the words: in this world, what does the "
+            "belief at a blank depend on?" if word == "farther" else
+            "The block reads the same words, and more: what would it have to lose?"
+            if word == "closer" else "Count the seeds on which each wins.")
+    return _no(f"The runs disagree: {said}. {hint}")
+
+
 def check_floor_side(answer, losses, floors, what: str = "the loss") -> Verdict:
     """Check a prediction, "below" or "above": does ``what`` end below or above its floor?
 
@@ -164,156 +166,6 @@ def check_floor_side(answer, losses, floors, what: str = "the loss") -> Verdict:
     return _no(f"Not yet: {what} came out above its floor {seeds}, {by}. No model beats the "
                "floor on average on blanks it has not trained on: the floor is the best any "
                "reader can do from the visible words. Had it trained on these blanks?")
-
-
-SPAN_WORDS = {"raise": "raise", "raises": "raise", "raised": "raise", "higher": "raise",
-              "up": "raise", "lower": "lower", "lowers": "lower", "lowered": "lower",
-              "down": "lower"}
-
-
-def check_span_effect(answer, token_floor: float, span_floor: float,
-                      standard_error: float) -> Verdict:
-    """Check a prediction: at the same rate and number of hidden words, do spans "raise" or
-    "lower" the floor against single words? ("raises", "raised", "higher" and "up" count as
-    "raise"; "lowers", "lowered" and "down" as "lower".) A difference of less than 3 standard
-    errors is one the measurement cannot tell, and no prediction is checked.
-    """
-    token_floor = number(token_floor, "token_floor", 0, above=True)
-    span_floor = number(span_floor, "span_floor", 0, above=True)
-    standard_error = number(standard_error, "standard_error", 0)
-    word = SPAN_WORDS.get(_word(answer) or "")
-    if word is None:
-        return _no('Not answered yet: predict "raise" or "lower".')
-    gap = span_floor - token_floor
-    if gap == 0 or abs(gap) < 3 * standard_error:
-        return _no(f"The measurement cannot tell: the two floors differ by {abs(gap):.4f} nats, "
-                   f"less than 3 standard errors ({3 * standard_error:.4f}); no prediction can "
-                   "be checked.")
-    measured = "raise" if gap > 0 else "lower"
-    moved = f"spans {measured} the floor, from {token_floor:.4f} to {span_floor:.4f} nats"
-    if word == measured:
-        return _yes(f"Your prediction matches: {moved}.")
-    if measured == "raise":
-        return _no(f"Not yet: {moved}. A span hides a word's neighbours together with it, and "
-                   "the neighbours are what predicts it (the determiner and adjective before a "
-                   "noun, the noun before its verb). The same number of words are hidden: what "
-                   "do the visible words left tell about them?")
-    return _no(f"Not yet: {moved}. What did the spans hide instead: positions near the "
-               "sentence's edges, or words that predict nothing?")
-
-
-def check_exponent_side(answer, fitted: float, n1: float, n2: float, loss1: float,
-                        loss2: float, floor: float, symbol: str = "alpha") -> Verdict:
-    """Check a prediction, "higher" or "lower": is the exponent from two sizes alone (as
-    :func:`check_power_law_exponent` computes it) higher or lower than ``fitted``, the exponent
-    of a law fitted to more sizes? The two-size exponent is computed here, so that the cell
-    that asks does not show it."""
-    fitted = number(fitted, "fitted")
-    two = _two_size_exponent(n1, n2, loss1, loss2, floor)
-    return _higher_or_lower(answer, two, fitted,
-                            f"{symbol} from these two sizes is {{side}} than the fitted "
-                            f"{fitted:.3f}", "Which sizes set the fitted law's slope most?")
-
-
-def check_power_law_exponent(answer, n1: float, n2: float, loss1: float, loss2: float,
-                             floor: float, symbol: str = "alpha") -> Verdict:
-    r"""Check a number: the exponent :math:`\alpha` of :math:`L(n) = E + A n^{-\alpha}` from two
-    sizes, with the floor :math:`E` known.
-
-    .. math::
-
-        \alpha = \frac{\log\left((L_1 - E) / (L_2 - E)\right)}{\log(n_2 / n_1)}
-
-    Any log base is right when both logs use it (a ratio of logs does not depend on the base);
-    mixing two bases is a named mistake. ``symbol`` names the exponent in the messages
-    (``"beta"`` for a data size's, as in Hoffmann et al.'s law).
-    """
-    return _exponent_verdict(answer, n1, n2, loss1, loss2, floor, symbol, {})
-
-
-def _two_size_exponent(n1, n2, loss1, loss2, limit, name="floor") -> float:
-    """The exponent from two sizes with the limit known, the arguments checked first."""
-    n1, n2 = number(n1, "n1", 0, above=True), number(n2, "n2", 0, above=True)
-    if n1 == n2:
-        raise ValueError(f"n1 and n2 must differ (two sizes), got {n1:g} twice")
-    limit = number(limit, name, 0)
-    for loss_name, loss in (("loss1", loss1), ("loss2", loss2)):
-        if number(loss, loss_name) <= limit:
-            raise ValueError(f"{loss_name} must be above the {name} {limit:g}, got {loss}: only "
-                             f"the part above the {name} follows the power law")
-    return math.log((loss1 - limit) / (loss2 - limit)) / math.log(n2 / n1)
-
-
-def _exponent_verdict(answer, n1, n2, loss1, loss2, floor, symbol, extra: dict[str, float],
-                      name: str = "floor") -> Verdict:
-    """The verdict on a two-size exponent with ``floor`` as the limit: the usual mistakes, and
-    ``extra`` ones (hint -> the value that mistake gives)."""
-    if not isinstance(symbol, str) or not symbol.strip():
-        raise TypeError(f"symbol must name the exponent (a string such as 'alpha'), got {symbol!r}")
-    alpha = _two_size_exponent(n1, n2, loss1, loss2, floor, name)
-    ratio, excess = math.log(n2 / n1), alpha * math.log(n2 / n1)
-    mistakes = {
-        f"that leaves out the {name}: which part of the loss shrinks as n grows, the whole loss "
-        f"or the loss above the {name}?": math.log(loss1 / loss2) / ratio,
-        f"the sign is flipped: as n grows, does the loss above the {name} shrink or grow?":
-            -alpha,
-        f"that is 1/{symbol}, the fraction upside down: which log goes on top?":
-            ratio / excess if excess else alpha,  # alpha = 0: no upside down to name
-        f"that subtracts the {name} from loss1 only: what about loss2?":
-            math.log((loss1 - floor) / loss2) / ratio,
-        f"that subtracts the {name} from loss2 only: what about loss1?":
-            math.log(loss1 / (loss2 - floor)) / ratio,
-        "that mixes two logs, log10 on top and the natural log below: is one kind used for "
-        "both?": alpha / math.log(10),
-        "that mixes two logs, the natural log on top and log10 below: is one kind used for "
-        "both?": alpha * math.log(10),
-        "that mixes two logs, log2 on top and the natural log below: is one kind used for "
-        "both?": alpha / math.log(2),
-        "that mixes two logs, the natural log on top and log2 below: is one kind used for "
-        "both?": alpha * math.log(2),
-    } | extra
-    verdict = _check_number(answer, alpha, mistakes,
-                            f"{symbol} = log((loss1 - {name}) / (loss2 - {name})) / log(n2 / n1)")
-    if verdict.message.endswith("?."):  # a hint that asks a question ends the message
-        verdict.message = verdict.message[:-1]
-    return verdict
-
-
-def check_limit_effect(answer, n1: float, n2: float, loss1: float, loss2: float, floor: float,
-                       limit: float, symbol: str = "alpha") -> Verdict:
-    """Check a prediction, "higher", "lower" or "same": is the two-size exponent with the limit
-    ``limit`` (a fitted E) higher or lower than with E at the exact ``floor``? Both are computed
-    here, so that the cell that asks does not show them. "same" is the usual mistake: a shift
-    taken from both losses alike does not keep their distances' ratio."""
-    at_floor = _two_size_exponent(n1, n2, loss1, loss2, floor)
-    at_limit = _two_size_exponent(n1, n2, loss1, loss2, limit, "limit")
-    if _word(answer) not in ("higher", "lower", "same", "equal", "unchanged"):
-        return _no('Not answered yet: predict "higher", "lower" or "same".')
-    if _word(answer) in ("same", "equal", "unchanged"):
-        return _no(f"Not the same: {symbol} is {at_limit:.3f} with E = {limit:.4f} and "
-                   f"{at_floor:.3f} with E at the floor. Moving E takes the same amount from "
-                   "both distances above it: is that the same share of a large distance and of "
-                   "a small one?")
-    return _higher_or_lower(answer, at_limit, at_floor,
-                            f"{symbol} with E = {limit:.4f} is {{side}} than with E at the "
-                            f"floor, {at_floor:.3f}",
-                            "When E moves, which distance above it changes by the larger share: "
-                            "the small model's or the large one's?")
-
-
-def check_limit_exponent(answer, n1: float, n2: float, loss1: float, loss2: float,
-                         floor: float, limit: float, symbol: str = "alpha") -> Verdict:
-    """Check a number: the two-size exponent with E = ``limit`` rather than the exact
-    ``floor``, as :func:`check_power_law_exponent` computes it; the exponent with E at the floor
-    is a named mistake.
-
-    >>> check_limit_exponent(1.0, 1, 10, 1.11, 1.02, floor=1.0, limit=1.01)
-    Correct: 1.0000 matches alpha = log((loss1 - limit) / (loss2 - limit)) / log(n2 / n1) = 1.0000.
-    """
-    at_floor = _two_size_exponent(n1, n2, loss1, loss2, floor)
-    return _exponent_verdict(answer, n1, n2, loss1, loss2, limit, symbol, {
-        "that subtracts the exact floor, not the limit E this exercise sets: which E does the "
-        "paper's law use?": at_floor}, name="limit")
 
 
 def _sentence_lengths(lengths) -> list[int]:

@@ -1,0 +1,172 @@
+"""mlmlib.exercises.scaling - checkers for spans and scaling against the exact floor
+(training_6_spans_scaling).
+
+Does: check a prediction that masking spans raises or lowers the floor, against the
+measurement's standard error; a power law's exponent computed by hand from two sizes and the
+floor; whether that two-size exponent is higher or lower than a fitted law's; and what a limit
+other than the floor does to it. A word answer is read case- and space-insensitively; when
+the measurement cannot tell, the verdict says so and checks nothing. A wrong answer names the
+usual mistake it looks like and asks a question back.
+
+Does not: fit a power law to more than two sizes (:mod:`mlmlib.scaling` does), or compute a
+floor (the chapter passes in what it measured).
+
+>>> check_span_effect("raises", token_floor=1.20, span_floor=1.35, standard_error=0.01)
+Your prediction matches: spans raise the floor, from 1.2000 to 1.3500 nats.
+"""
+
+from __future__ import annotations
+
+import math
+
+from mlmlib._checks import number
+from mlmlib.exercises._common import Verdict, _check_number, _higher_or_lower, _no, _word, _yes
+
+SPAN_WORDS = {"raise": "raise", "raises": "raise", "raised": "raise", "higher": "raise",
+              "up": "raise", "lower": "lower", "lowers": "lower", "lowered": "lower",
+              "down": "lower"}
+
+
+def check_span_effect(answer, token_floor: float, span_floor: float,
+                      standard_error: float) -> Verdict:
+    """Check a prediction: at the same rate and number of hidden words, do spans "raise" or
+    "lower" the floor against single words? ("raises", "raised", "higher" and "up" count as
+    "raise"; "lowers", "lowered" and "down" as "lower".) A difference of less than 3 standard
+    errors is one the measurement cannot tell, and no prediction is checked.
+    """
+    token_floor = number(token_floor, "token_floor", 0, above=True)
+    span_floor = number(span_floor, "span_floor", 0, above=True)
+    standard_error = number(standard_error, "standard_error", 0)
+    word = SPAN_WORDS.get(_word(answer) or "")
+    if word is None:
+        return _no('Not answered yet: predict "raise" or "lower".')
+    gap = span_floor - token_floor
+    if gap == 0 or abs(gap) < 3 * standard_error:
+        return _no(f"The measurement cannot tell: the two floors differ by {abs(gap):.4f} nats, "
+                   f"less than 3 standard errors ({3 * standard_error:.4f}); no prediction can "
+                   "be checked.")
+    measured = "raise" if gap > 0 else "lower"
+    moved = f"spans {measured} the floor, from {token_floor:.4f} to {span_floor:.4f} nats"
+    if word == measured:
+        return _yes(f"Your prediction matches: {moved}.")
+    if measured == "raise":
+        return _no(f"Not yet: {moved}. A span hides a word's neighbours together with it, and "
+                   "the neighbours are what predicts it (the determiner and adjective before a "
+                   "noun, the noun before its verb). The same number of words are hidden: what "
+                   "do the visible words left tell about them?")
+    return _no(f"Not yet: {moved}. What did the spans hide instead: positions near the "
+               "sentence's edges, or words that predict nothing?")
+
+
+def check_exponent_side(answer, fitted: float, n1: float, n2: float, loss1: float,
+                        loss2: float, floor: float, symbol: str = "alpha") -> Verdict:
+    """Check a prediction, "higher" or "lower": is the exponent from two sizes alone (as
+    :func:`check_power_law_exponent` computes it) higher or lower than ``fitted``, the exponent
+    of a law fitted to more sizes? The two-size exponent is computed here, so that the cell
+    that asks does not show it."""
+    fitted = number(fitted, "fitted")
+    two = _two_size_exponent(n1, n2, loss1, loss2, floor)
+    return _higher_or_lower(answer, two, fitted,
+                            f"{symbol} from these two sizes is {{side}} than the fitted "
+                            f"{fitted:.3f}", "Which sizes set the fitted law's slope most?")
+
+
+def check_power_law_exponent(answer, n1: float, n2: float, loss1: float, loss2: float,
+                             floor: float, symbol: str = "alpha") -> Verdict:
+    r"""Check a number: the exponent :math:`\alpha` of :math:`L(n) = E + A n^{-\alpha}` from two
+    sizes, with the floor :math:`E` known.
+
+    .. math::
+
+        \alpha = \frac{\log\left((L_1 - E) / (L_2 - E)\right)}{\log(n_2 / n_1)}
+
+    Any log base is right when both logs use it (a ratio of logs does not depend on the base);
+    mixing two bases is a named mistake. ``symbol`` names the exponent in the messages
+    (``"beta"`` for a data size's, as in Hoffmann et al.'s law).
+    """
+    return _exponent_verdict(answer, n1, n2, loss1, loss2, floor, symbol, {})
+
+
+def _two_size_exponent(n1, n2, loss1, loss2, limit, name="floor") -> float:
+    """The exponent from two sizes with the limit known, the arguments checked first."""
+    n1, n2 = number(n1, "n1", 0, above=True), number(n2, "n2", 0, above=True)
+    if n1 == n2:
+        raise ValueError(f"n1 and n2 must differ (two sizes), got {n1:g} twice")
+    limit = number(limit, name, 0)
+    for loss_name, loss in (("loss1", loss1), ("loss2", loss2)):
+        if number(loss, loss_name) <= limit:
+            raise ValueError(f"{loss_name} must be above the {name} {limit:g}, got {loss}: only "
+                             f"the part above the {name} follows the power law")
+    return math.log((loss1 - limit) / (loss2 - limit)) / math.log(n2 / n1)
+
+
+def _exponent_verdict(answer, n1, n2, loss1, loss2, floor, symbol, extra: dict[str, float],
+                      name: str = "floor") -> Verdict:
+    """The verdict on a two-size exponent with ``floor`` as the limit: the usual mistakes, and
+    ``extra`` ones (hint -> the value that mistake gives)."""
+    if not isinstance(symbol, str) or not symbol.strip():
+        raise TypeError(f"symbol must name the exponent (a string such as 'alpha'), got {symbol!r}")
+    alpha = _two_size_exponent(n1, n2, loss1, loss2, floor, name)
+    ratio, excess = math.log(n2 / n1), alpha * math.log(n2 / n1)
+    mistakes = {
+        f"that leaves out the {name}: which part of the loss shrinks as n grows, the whole loss "
+        f"or the loss above the {name}?": math.log(loss1 / loss2) / ratio,
+        f"the sign is flipped: as n grows, does the loss above the {name} shrink or grow?":
+            -alpha,
+        f"that is 1/{symbol}, the fraction upside down: which log goes on top?":
+            ratio / excess if excess else alpha,  # alpha = 0: no upside down to name
+        f"that subtracts the {name} from loss1 only: what about loss2?":
+            math.log((loss1 - floor) / loss2) / ratio,
+        f"that subtracts the {name} from loss2 only: what about loss1?":
+            math.log(loss1 / (loss2 - floor)) / ratio,
+        "that mixes two logs, log10 on top and the natural log below: is one kind used for "
+        "both?": alpha / math.log(10),
+        "that mixes two logs, the natural log on top and log10 below: is one kind used for "
+        "both?": alpha * math.log(10),
+        "that mixes two logs, log2 on top and the natural log below: is one kind used for "
+        "both?": alpha / math.log(2),
+        "that mixes two logs, the natural log on top and log2 below: is one kind used for "
+        "both?": alpha * math.log(2),
+    } | extra
+    verdict = _check_number(answer, alpha, mistakes,
+                            f"{symbol} = log((loss1 - {name}) / (loss2 - {name})) / log(n2 / n1)")
+    if verdict.message.endswith("?."):  # a hint that asks a question ends the message
+        verdict.message = verdict.message[:-1]
+    return verdict
+
+
+def check_limit_effect(answer, n1: float, n2: float, loss1: float, loss2: float, floor: float,
+                       limit: float, symbol: str = "alpha") -> Verdict:
+    """Check a prediction, "higher", "lower" or "same": is the two-size exponent with the limit
+    ``limit`` (a fitted E) higher or lower than with E at the exact ``floor``? Both are computed
+    here, so that the cell that asks does not show them. "same" is the usual mistake: a shift
+    taken from both losses alike does not keep their distances' ratio."""
+    at_floor = _two_size_exponent(n1, n2, loss1, loss2, floor)
+    at_limit = _two_size_exponent(n1, n2, loss1, loss2, limit, "limit")
+    if _word(answer) not in ("higher", "lower", "same", "equal", "unchanged"):
+        return _no('Not answered yet: predict "higher", "lower" or "same".')
+    if _word(answer) in ("same", "equal", "unchanged"):
+        return _no(f"Not the same: {symbol} is {at_limit:.3f} with E = {limit:.4f} and "
+                   f"{at_floor:.3f} with E at the floor. Moving E takes the same amount from "
+                   "both distances above it: is that the same share of a large distance and of "
+                   "a small one?")
+    return _higher_or_lower(answer, at_limit, at_floor,
+                            f"{symbol} with E = {limit:.4f} is {{side}} than with E at the "
+                            f"floor, {at_floor:.3f}",
+                            "When E moves, which distance above it changes by the larger share: "
+                            "the small model's or the large one's?")
+
+
+def check_limit_exponent(answer, n1: float, n2: float, loss1: float, loss2: float,
+                         floor: float, limit: float, symbol: str = "alpha") -> Verdict:
+    """Check a number: the two-size exponent with E = ``limit`` rather than the exact
+    ``floor``, as :func:`check_power_law_exponent` computes it; the exponent with E at the floor
+    is a named mistake.
+
+    >>> check_limit_exponent(1.0, 1, 10, 1.11, 1.02, floor=1.0, limit=1.01)
+    Correct: 1.0000 matches alpha = log((loss1 - limit) / (loss2 - limit)) / log(n2 / n1) = 1.0000.
+    """
+    at_floor = _two_size_exponent(n1, n2, loss1, loss2, floor)
+    return _exponent_verdict(answer, n1, n2, loss1, loss2, limit, symbol, {
+        "that subtracts the exact floor, not the limit E this exercise sets: which E does the "
+        "paper's law use?": at_floor}, name="limit")
