@@ -76,9 +76,9 @@ def check_first_layer(answer, kl: dict[str, Sequence[float]],
             return _yes(f"Your answer matches: no layer's probe gets below {shown} on any of "
                         f"{n} seeds.")
         return _no(f"Not yet: the probe at {got} never gets below {shown}; its KL is about "
-                   f"{layers[got].mean():.3f} nats. Mixing in the neighbours' vectors is not "
-                   "enough: has anything taught this model to lay out what they say about the "
-                   "state? Does any layer get below it?")
+                   f"{layers[got].mean():.3f} nats. An untrained block barely changes its input "
+                   "and mixes every word about equally: has anything taught this model to lay "
+                   "out what the neighbours say about the state? Does any layer get below it?")
     if got == first:
         return _yes(f"Your answer matches: {first} is the first layer whose probe gets below "
                     f"{shown} {_on_seeds(n)} (KL at most {layers[first].max():.3f} nats).")
