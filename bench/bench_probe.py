@@ -86,8 +86,9 @@ blanks of ``n_validation`` further sentences is kept (the reader of every word, 
 9,000 columns, takes the decay chosen for three words a side). The sentences are
 ``world.sample(n_surface + n_validation, rng=SURFACE_SEED)``, masked as the probe's rows. The
 readers are scored on the probe's held-out blanks and on the uncertain ones. Their weight
-decay is far below the model probes' (one-hot columns are sparse, and 30,000 blanks allow
-it): at the model probes' 1e-4 they stop well short of what the words allow.
+decay is far below the model probes' (the full run fits them on about 46,000 blanks), and so
+is the block's when it is fitted the same way: at the model probes' 1e-4 the readers stop well
+short of what the words allow.
 
 **The block fitted as the readers are** (``block_like_readers``, per seed, for the trained
 and the untrained model): the probe on the model's last block, fitted on the same blanks of the
