@@ -28,7 +28,9 @@ standard protocol), scored every ``--every`` steps (the curves):
 
 Each seed (0, 1, ...: the initial weights, the data order and the masks) is a run; the
 ``excess`` is its last eval loss minus the floor (nats), which is what the power law
-describes.
+describes; ``gap_se`` is that excess's standard error over the evaluation set's blanks (the
+spread of each blank's loss minus its exact floor, over the square root of their number): the
+noise of the one evaluation set, which the seeds do not show.
 
 Compute budget: 3 seeds x (6 widths + 5 data sizes) = 33 runs of 1,400 steps: about 7
 minutes on 2 quiet cores (timed: one seed, ``--seeds 1``, took 128 s; a run took from 5 s at
@@ -55,7 +57,8 @@ with one seed); the curves follow ``steps``::
      "models": [{"width": int, "layers": int, "heads": int, "parameters": int,
                  "non_embedding": int, "n_train": int,
                  "runs": [{"seed": int, "train_s": float, "eval_loss": float,
-                           "excess": float, "curve": [float],       # eval loss at steps
+                           "excess": float, "gap_se": float,
+                           "curve": [float],                         # eval loss at steps
                            "train_curve": [float | null]}],          # null at step 0
                  "summary": {"eval_loss": summary, "excess": summary, "train_s": summary}}],
      "data": [{"n_train": int, "passes": float, "width": int, "parameters": int,
@@ -73,6 +76,7 @@ import torch
 
 from bench._results import machine, mask_only_recipe, run_options, write
 from bench.bench_lab import summary
+from mlmlib.constants import IGNORE_INDEX
 from mlmlib.corpora import Batch, pack_rows
 from mlmlib.tokenizer import SPECIAL_TOKENS
 from mlmlib.toyworld import ToyWorld
@@ -104,7 +108,29 @@ def non_embedding(model) -> int:
                                        "segment_embeddings", "ln_embeddings")))
 
 
-def run(world: ToyWorld, data: TrainData, size: dict, width: int, seed: int):
+def truth_floor(world: ToyWorld, data: TrainData, sentences, masks) -> torch.Tensor:
+    """At each evaluation blank, in the order of ``data.eval``'s labels: the exact log
+    probability of the true word, whose minus is that blank's floor."""
+    exact = torch.cat([world.posterior(s, m) for s, m in zip(sentences, masks, strict=True) if m])
+    labels = data.eval.labels
+    truth = labels[labels != IGNORE_INDEX] - (data.vocab_size - world.vocab_size)
+    return exact[torch.arange(len(truth)), truth].log()  # (blanks,)
+
+
+def gap_se(model, data: TrainData, exact_truth: torch.Tensor) -> tuple[float, float]:
+    """The model's eval loss minus the floor, and its standard error, over the blanks."""
+    ev = data.eval
+    model.eval()
+    with torch.no_grad():
+        logits, _ = model(ev.input_ids, attention_mask=ev.attention_mask, labels=ev.labels)
+    truth = ev.labels[ev.labels != IGNORE_INDEX]
+    model_truth = logits.double().log_softmax(-1)[torch.arange(len(truth)), truth]
+    per_blank = exact_truth - model_truth  # each blank's loss minus its floor
+    return per_blank.mean().item(), (per_blank.std() / len(per_blank) ** 0.5).item()
+
+
+def run(world: ToyWorld, data: TrainData, size: dict, width: int, seed: int,
+        exact_truth: torch.Tensor):
     """One run: its record, and the model's parameter counts (all; non-embedding)."""
     config, recipe = sized(world, data, size, width, seed)
     trainer = Trainer(build_model(config, seed=seed), data, recipe,
@@ -115,6 +141,7 @@ def run(world: ToyWorld, data: TrainData, size: dict, width: int, seed: int):
     record = {"seed": seed, "train_s": seconds, "eval_loss": history[-1]["eval_loss"],
               "curve": [h["eval_loss"] for h in history],
               "train_curve": [h["train_loss"] for h in history]}
+    record["gap_mean"], record["gap_se"] = gap_se(trainer.model, data, exact_truth)
     return record, trainer.model.num_parameters(), non_embedding(trainer.model)
 
 
@@ -165,6 +192,7 @@ def main(argv=None) -> int:
     world = ToyWorld()
     data, vocab, sentences, masks = toy_data(world, size["n_train"], size["n_eval"], seed=0)
     marks = world.landmarks(sentences, masks)
+    exact_truth = truth_floor(world, data, sentences, masks)
     config, recipe = sized(world, data, size, size["data_width"], 0)
     train = asdict(recipe)
     del train["seed"]
@@ -182,8 +210,11 @@ def main(argv=None) -> int:
     def sweep_point(train_data: TrainData, width: int) -> tuple[list[dict], int, int]:
         runs = []
         for seed in seeds:
-            record, total, inner = run(world, train_data, size, width, seed)
+            record, total, inner = run(world, train_data, size, width, seed, exact_truth)
             record["excess"] = record["eval_loss"] - marks["floor"]
+            if abs(record.pop("gap_mean") - record["excess"]) > 1e-3:  # float32 against float64
+                raise RuntimeError("the blanks' gaps do not add up to the eval loss minus the "
+                                   "floor: the evaluation blanks and the floor's are misaligned")
             runs.append(record)
             print(f"  width {width}, {len(train_data.rows.input_ids)} sentences, seed {seed}: "
                   f"{record['train_s']:.0f} s, excess {record['excess']:.4f}", flush=True)

@@ -176,6 +176,8 @@ def test_scaling(results):
             assert len(run["curve"]) == len(run["train_curve"]) == len(r["steps"])
             assert run["curve"][-1] == run["eval_loss"]
             assert run["excess"] == pytest.approx(run["eval_loss"] - r["floor"])
+            # the evaluation set's noise: a spread over its blanks, far smaller than a loss
+            assert 0 < run["gap_se"] < 0.5 and "gap_mean" not in run
     shared = next(d for d in r["data"] if d["n_train"] == r["models"][0]["n_train"])
     model = next(m for m in r["models"] if m["width"] == s["data_width"])
     assert shared["runs"] == model["runs"]  # the same runs, not trained again

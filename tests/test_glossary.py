@@ -61,6 +61,8 @@ USES = {
     "linear probe": r"\blinear probes?\b",
     "belief": r"\bbeliefs?\b",
     "control task": r"\bcontrol tasks?\b",
+    "selectivity": r"\bselectivit(?:y|ies)\b",
+    "one-hot": r"\bone-hot\b",
     "memorisation": r"\bmemori[sz]ation\b(?!\.json)",  # not the file memorisation.json
     "dynamic masking": r"\b(?:dynamic|static) masking\b",
     "power law": r"\bpower[- ]laws?\b",
