@@ -491,13 +491,11 @@ def main(argv=None) -> int:
     for seed in seeds:
         untrained, trained, seconds, eval_loss = train(data, world, size, seed)
         result["eval"]["runs"].append({"seed": seed, "train_s": seconds, "eval_loss": eval_loss})
-        states = {model: layer_states(net, rows.batch)
-                  for model, net in (("trained", trained), ("untrained", untrained))}
-        for model in MODELS:
-            per_seed[model].append(probe_layers(states[model], rows, seed, size["probe_steps"]))
         for model, net in (("trained", trained), ("untrained", untrained)):
+            states = layer_states(net, rows.batch)
+            per_seed[model].append(probe_layers(states, rows, seed, size["probe_steps"]))
             like_readers[model].append({"seed": seed, **block_like_readers(
-                net, states[model], rows, readers, size["probe_steps"])})
+                net, states, rows, readers, size["probe_steps"])})
         slots = per_seed["trained"][-1]["masked"]["slots"]
         print(f"  seed {seed}: trained in {seconds:.0f} s, eval loss {eval_loss:.4f}; masked "
               "slots KL " + " ".join(f"{layer} {slots[layer]['kl']:.4f}" for layer in layers),

@@ -108,15 +108,6 @@ def non_embedding(model) -> int:
                                        "segment_embeddings", "ln_embeddings")))
 
 
-def truth_floor(world: ToyWorld, data: TrainData, sentences, masks) -> torch.Tensor:
-    """At each evaluation blank, in the order of ``data.eval``'s labels: the exact log
-    probability of the true word, whose minus is that blank's floor."""
-    exact = torch.cat([world.posterior(s, m) for s, m in zip(sentences, masks, strict=True) if m])
-    labels = data.eval.labels
-    truth = labels[labels != IGNORE_INDEX] - (data.vocab_size - world.vocab_size)
-    return exact[torch.arange(len(truth)), truth].log()  # (blanks,)
-
-
 def gap_se(model, data: TrainData, exact_truth: torch.Tensor) -> tuple[float, float]:
     """The model's eval loss minus the floor, and its standard error, over the blanks."""
     ev = data.eval
@@ -192,7 +183,8 @@ def main(argv=None) -> int:
     world = ToyWorld()
     data, vocab, sentences, masks = toy_data(world, size["n_train"], size["n_eval"], seed=0)
     marks = world.landmarks(sentences, masks)
-    exact_truth = truth_floor(world, data, sentences, masks)
+    # each evaluation blank's exact log probability of its true word, in data.eval's order
+    exact_truth = -world.bayes_loss(sentences, masks, reduction="none")
     config, recipe = sized(world, data, size, size["data_width"], 0)
     train = asdict(recipe)
     del train["seed"]
