@@ -179,6 +179,19 @@ def score(model, ev: Batch) -> dict:
             "accuracy": (logits.argmax(-1) == truth).double().mean().item()}
 
 
+def gap_and_se(model, ev: Batch, exact_truth: torch.Tensor) -> tuple[float, float]:
+    """The model's mean loss minus the exact floor over the targets of ``ev``, and that
+    difference's standard error over the targets. ``exact_truth`` is each target's exact log
+    probability of its true word, in row-major order
+    (``-world.bayes_loss(sentences, blanks, reduction="none")``)."""
+    truth = ev.labels[ev.labels != IGNORE_INDEX]
+    if len(truth) != len(exact_truth):
+        raise ValueError(f"{len(truth)} targets but {len(exact_truth)} exact log probabilities")
+    logits = target_logits(model, ev).double()
+    per_target = exact_truth - logits.log_softmax(-1)[torch.arange(len(truth)), truth]
+    return per_target.mean().item(), (per_target.std() / len(per_target) ** 0.5).item()
+
+
 # ---------------------------------------------------------------------- training
 
 

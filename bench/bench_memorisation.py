@@ -47,7 +47,8 @@ sentences rather than the masked inputs; ``eval`` minus its floor is how far it 
 
 Compute budget: 3 regimes x 5 seeds = 15 runs of 2,000 steps of the toy recipe, with their
 scorings and the floors: about 6 minutes on 2 quiet cores (timed: one seed, ``--seeds 1``,
-took 71 s, 47 s of it training; the JSON records ``wall_s`` and each run's ``train_s``).
+took 71 s, 47 s of it training; the full run took 462 s beside other work; the JSON records
+``wall_s`` and each run's ``train_s``).
 
     python -m bench.bench_memorisation            # the full run, 5 seeds
     python -m bench.bench_memorisation --seeds 7  # more seeds; --steps N, --every N
@@ -70,10 +71,14 @@ with one seed); the lists follow ``steps``::
         "runs": [{"seed": int, "train_s": float, "floor_seen": float, "slots_seen": int,
                   "train_loss": [float | null],    # null at step 0
                   "seen": [float], "fresh": [float], "eval": [float],
-                  "final": {"seen_gap": float, "fresh_gap": float, "eval_gap": float}}],
+                  "final": {"seen_gap": float, "fresh_gap": float, "eval_gap": float,
+                            "seen_se": float, "fresh_se": float, "eval_se": float}}],
         "summary": {"seen_gap": summary, "fresh_gap": ..., "eval_gap": ...}}}}
 
 A ``*_gap`` is the last scoring's loss minus that set's floor, in nats: negative below it.
+Its ``*_se`` is its standard error over that set's blanks (the spread of each blank's loss
+minus its exact floor, over the square root of their number): the noise of the one masked set,
+which the seeds do not show (every seed is scored on the same ``fresh`` and ``eval`` sets).
 """
 
 from __future__ import annotations
@@ -85,7 +90,7 @@ from dataclasses import asdict
 import torch
 
 from bench._results import machine, mask_only_recipe, run_options, write
-from bench.bench_lab import score, summary
+from bench.bench_lab import gap_and_se, score, summary
 from mlmlib.constants import IGNORE_INDEX
 from mlmlib.corpora import Batch, mask_batch
 from mlmlib.toyworld import ToyWorld
@@ -120,8 +125,9 @@ class Small:
                                   self.data.eval.input_ids), labels=None)
         self.fresh = self.mask(self.rows, torch.Generator().manual_seed(FRESH_SEED))
         self.eval = self.mask(eval_rows, torch.Generator().manual_seed(EVAL_SEED))
-        self.floors = {"fresh": self.floor(self.sentences, self.fresh),
-                       "eval": self.floor(self.eval_sentences, self.eval)}
+        self.truths = {"fresh": self.truth(self.sentences, self.fresh),
+                       "eval": self.truth(self.eval_sentences, self.eval)}
+        self.floors = {name: -truth.mean().item() for name, truth in self.truths.items()}
 
     def mask(self, rows: Batch, rng: torch.Generator) -> Batch:
         """``rows`` masked by the recipe's rule, with 100% ``[MASK]`` at the blanks."""
@@ -130,11 +136,13 @@ class Small:
                           self.data.special_ids, rng, rate=r.rate, rule=r.rule,
                           mask_prob=r.mask_prob, random_prob=r.random_prob)
 
-    def floor(self, sentences: list[list[str]], masked: Batch) -> float:
-        """The exact floor of these sentences under these blanks (-1: the [CLS] in front)."""
+    def truth(self, sentences: list[list[str]], masked: Batch) -> torch.Tensor:
+        """Each blank's exact log probability of its true word, for these sentences under
+        these blanks, in row-major order (-1: the [CLS] in front); minus its mean is the
+        set's exact floor."""
         blanks = [((row != IGNORE_INDEX).nonzero().squeeze(1) - 1).tolist()
                   for row in masked.labels]
-        return self.world.bayes_loss(sentences, blanks)
+        return -self.world.bayes_loss(sentences, blanks, reduction="none")
 
 
 def stack(batches: list[Batch]) -> Batch:
@@ -195,7 +203,7 @@ def run(small: Small, size: dict, regime: str, seed: int, fixed: list[Batch],
         clock += time.perf_counter() - start
         if step % size["every"] == 0 or step == size["steps"]:
             scoring()
-    return {"train_s": clock, **out}
+    return {"train_s": clock, "model": trainer.model, **out}
 
 
 def print_table(result: dict) -> None:
@@ -209,7 +217,9 @@ def print_table(result: dict) -> None:
         for key in ("seen_gap", "fresh_gap", "eval_gap"):
             u = entry["summary"][key]
             per_seed = " ".join(f"{r['final'][key]:+.4f}" for r in entry["runs"])
-            print(f"{regime:>10} {key:>9} {u['mean']:+.4f} ± {u['std']:.4f}  {per_seed}")
+            ses = " ".join(f"{r['final'][key[:-3] + 'se']:.4f}" for r in entry["runs"])
+            print(f"{regime:>10} {key:>9} {u['mean']:+.4f} ± {u['std']:.4f}  {per_seed}  "
+                  f"(standard errors {ses})")
     print(f"\nwall time {result['wall_s']:.0f} s")
 
 
@@ -236,15 +246,25 @@ def main(argv=None) -> int:
         masking = torch.Generator().manual_seed(MASK_SEED + seed)
         fixed = [small.mask(small.rows, masking) for _ in range(DUPLICATES)]
         after_fixed = masking.get_state()
-        floors = {"static": small.floor(small.sentences, fixed[0]),
-                  "duplicated": small.floor(small.sentences * DUPLICATES, stack(fixed))}
-        floors["dynamic"] = floors["static"]  # scored on static's set
+        truths = {"static": small.truth(small.sentences, fixed[0]),
+                  "duplicated": small.truth(small.sentences * DUPLICATES, stack(fixed))}
+        truths["dynamic"] = truths["static"]  # scored on static's set
+        floors = {regime: -truth.mean().item() for regime, truth in truths.items()}
         for regime in REGIMES:
             out = run(small, size, regime, seed, fixed, after_fixed)
             seen = stack(fixed) if regime == "duplicated" else fixed[0]
             out["final"] = {"seen_gap": out["seen"][-1] - floors[regime],
                             "fresh_gap": out["fresh"][-1] - small.floors["fresh"],
                             "eval_gap": out["eval"][-1] - small.floors["eval"]}
+            model = out.pop("model")
+            for name, batch, truth in (("seen", seen, truths[regime]),
+                                       ("fresh", small.fresh, small.truths["fresh"]),
+                                       ("eval", small.eval, small.truths["eval"])):
+                gap, se = gap_and_se(model, batch, truth)
+                if abs(gap - out["final"][f"{name}_gap"]) > 1e-3:  # float32 against float64
+                    raise RuntimeError(f"the {name} blanks' gaps do not add up to the loss "
+                                       "minus the floor: blanks and floors are misaligned")
+                out["final"][f"{name}_se"] = se
             result["regimes"][regime]["runs"].append({
                 "seed": seed, "train_s": out.pop("train_s"), "floor_seen": floors[regime],
                 "slots_seen": int((seen.labels != IGNORE_INDEX).sum()), **out})

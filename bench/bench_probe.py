@@ -90,11 +90,20 @@ decay is far below the model probes' (the full run fits them on about 46,000 bla
 is the block's when it is fitted the same way: at the model probes' 1e-4 the readers stop well
 short of what the words allow.
 
+**Each reader on further draws** (``surface[name]["draws"]``, every reader but the reader of
+every word): the readers above are fitted on one draw of sentences, so their KL has a spread
+the one fit does not show. Each is fitted again, at the weight decay it chose, on one further
+draw per further seed (``SURFACE_SEED + DRAW_STEP * k`` for the k-th seed, k = 1, 2, ...),
+and scored on the same held-out blanks: as many draws as there are seeds, the first one the
+draw above.
+
 **The block fitted as the readers are** (``block_like_readers``, per seed, for the trained
-and the untrained model): the probe on the model's last block, fitted on the same blanks of the
-same sentences with the same choice of weight decay, scored on the same held-out blanks: the
-fair comparison with the readers (the model probes above are fitted on the probe's own 2,000
-sentences), and the untrained control under the strongest fit the script makes.
+and the untrained model): the probe on the model's last block, fitted on the blanks of the
+k-th seed's draw of the readers' sentences (its ``surface_seed``) with the same choice of
+weight decay, scored on the same held-out blanks: the fair comparison with the readers (the
+model probes above are fitted on the probe's own 2,000 sentences), paired draw by draw with
+the readers' further fits, and the untrained control under the strongest fit the script
+makes.
 
 ``constant`` is a probe that sees nothing (a constant feature: its bias learns the fit rows'
 mean target), the line a probe must clear to have read anything. The trained models' eval
@@ -103,7 +112,8 @@ to show they are trained as the recipe trains.
 
 Compute budget: 4 surface readers x 6 weight decays and the reader of every word (the
 slowest), then 5 seeds x (a recipe training of 1,400 steps + 2 models x 5 (kind of row, task)
-pairs x 3 layers = 30 probe fits + 2 models x 6 fits of the block as the readers are fitted):
+pairs x 3 layers = 30 probe fits + 2 models x 6 fits of the block as the readers are fitted),
+and 4 further draws x (their sentences' slot posteriors + 4 reader fits):
 under 30 minutes on 2 quiet cores (the JSON records ``wall_s``). On a busy machine
 it is many times slower: each small tensor operation waits for a second thread.
 
@@ -121,7 +131,7 @@ with one seed)::
                   "n_probe": int, "probe_seed": int, "probe_rate": float, "fit_share": float,
                   "control_seed": int, "weight_decay": float, "probe_steps": int,
                   "uncertain": float, "n_surface": int, "n_validation": int,
-                  "decays": [float], "surface_seed": int,
+                  "decays": [float], "surface_seed": int, "draw_step": int,
                   "layers": [str], "slots": [str],          # the probe's output columns
                   "model": {BertConfig fields}, "train": {Recipe fields but seed}},
      "rows": {"masked" | "visible": {"fit": int, "held_out": int, "types": int,
@@ -137,9 +147,13 @@ with one seed)::
      "surface": {"position" | "neighbours_1" | "neighbours_2" | "neighbours_3" | "all_words":
                  {"offsets": [int], "weight_decay": float,  # the one chosen
                   "validation_kl": {decay: float}, "cross_entropy": float, "entropy": float,
-                  "kl": float, "uncertain_kl": float | None}},
+                  "kl": float, "uncertain_kl": float | None,
+                  "draws": {"runs": [{"surface_seed": int, "kl": float,  # not all_words
+                                      "uncertain_kl": float | None}],
+                            "summary": {"kl": summary}}}},
      "block_like_readers": {"trained" | "untrained": [{"seed": int, "layer": str,
-                             "weight_decay": float, "validation_kl": {decay: float},
+                             "surface_seed": int, "weight_decay": float,
+                             "validation_kl": {decay: float},
                              "cross_entropy": float, "entropy": float, "kl": float,
                              "uncertain_kl": float | None}]},
      "probes": {"trained" | "untrained": {"masked" | "visible": {task: {
@@ -170,6 +184,7 @@ from mlmlib.train import RunOptions, Trainer, build_model, eval_batch, toy_data
 PROBE_SEED = 3  # the probe's sentences and their masks (the data set uses seed 0)
 CONTROL_SEED = 4  # the control task's draw of a target per type
 SURFACE_SEED = 5  # the surface readers' own sentences and their masks
+DRAW_STEP = 10  # the k-th further draw of the readers' sentences: SURFACE_SEED + DRAW_STEP * k
 UNCERTAIN = 0.1  # a blank is "uncertain" when its slot posterior's entropy is above this (nats)
 DECAYS = (1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 0.0)  # the weight decays a reader chooses from
 FIT_SHARE = 2 / 3  # of the probe's sentences, those that fit it; the rest score it
@@ -341,12 +356,13 @@ def surface_features(rows: ProbeRows, offsets, vocab_size: int, max_len: int) ->
 
 class ReaderRows:
     """The readers' own sentences: the blanks of ``n`` sentences to fit on, then those of
-    ``n_validation`` more to choose each reader's weight decay on (``SURFACE_SEED``)."""
+    ``n_validation`` more to choose each reader's weight decay on (drawn with ``seed``)."""
 
     def __init__(self, world: ToyWorld, vocab: list[str], data, rate: float, n: int,
-                 n_validation: int):
+                 n_validation: int, seed: int = SURFACE_SEED):
+        self.seed = seed
         self.rows = ProbeRows(world, vocab, data.mask_token_id, data.special_ids,
-                              n + n_validation, rate, seed=SURFACE_SEED,
+                              n + n_validation, rate, seed=seed,
                               fit_share=n / (n + n_validation))
         self.fit = self.rows.fit["masked"]  # (blanks,) bool: False for validation blanks
         self.targets = self.rows.targets["slots"]["masked"]
@@ -390,6 +406,23 @@ def surface_readers(rows: ProbeRows, readers: ReaderRows, vocab_size: int, max_l
     return out
 
 
+def reader_draw(surface: dict, rows: ProbeRows, readers: ReaderRows, vocab_size: int,
+                max_len: int, steps: int) -> dict:
+    """Each surface reader but the reader of every word (slow) refitted on another draw of
+    the readers' sentences, ``readers``, at the weight decay it chose on the first draw,
+    scored on the probe's held-out blanks: how much a reader's KL owes to its draw."""
+    out = {}
+    for name, entry in surface.items():
+        if name == "all_words":
+            continue
+        offsets = entry["offsets"]
+        x = surface_features(readers.rows, offsets, vocab_size, max_len)
+        probe = fit_probe(x[readers.fit], readers.targets[readers.fit], rng=0,
+                          weight_decay=entry["weight_decay"], steps=steps)
+        out[name] = scored(probe, surface_features(rows, offsets, vocab_size, max_len), rows)
+    return out
+
+
 def block_like_readers(model, states: dict[str, torch.Tensor], rows: ProbeRows,
                        readers: ReaderRows, steps: int) -> dict:
     """The probe on the model's last block, fitted as the surface readers are: on the readers'
@@ -400,7 +433,8 @@ def block_like_readers(model, states: dict[str, torch.Tensor], rows: ProbeRows,
     fitted_on = layer_states(model, readers.rows.batch)[layer][r, i + 1]  # (blanks, d)
     r, i = rows.places["masked"].T
     choice, probe = fit_chosen(fitted_on, readers, rows, steps)
-    return {"layer": layer, **choice, **scored(probe, states[layer][r, i + 1], rows)}
+    return {"layer": layer, "surface_seed": readers.seed, **choice,
+            **scored(probe, states[layer][r, i + 1], rows)}
 
 
 # ---------------------------------------------------------------------- main
@@ -442,6 +476,9 @@ def print_table(result: dict) -> None:
     for name, entry in result["surface"].items():
         print(f"  {name:13s} {entry['kl']:.4f}; {entry['uncertain_kl']} (weight decay "
               f"{entry['weight_decay']:g})")
+        if "draws" in entry:
+            print("  " + " " * 13 + " each draw: "
+                  + " ".join(f"{r['kl']:.4f}" for r in entry["draws"]["runs"]))
     for model, runs in result["block_like_readers"].items():
         for run in runs:
             print(f"  {model} seed {run['seed']}'s {run['layer']}, fitted as they are: "
@@ -472,7 +509,7 @@ def main(argv=None) -> int:
                            "control_seed": CONTROL_SEED, "weight_decay": WEIGHT_DECAY,
                            "uncertain": UNCERTAIN, "n_surface": size["n_surface"],
                            "n_validation": size["n_validation"], "decays": list(DECAYS),
-                           "surface_seed": SURFACE_SEED,
+                           "surface_seed": SURFACE_SEED, "draw_step": DRAW_STEP,
                            "probe_steps": size["probe_steps"], "layers": layers,
                            "slots": list(world.states), "model": asdict(config),
                            "train": train_settings},
@@ -486,9 +523,19 @@ def main(argv=None) -> int:
                          size["n_validation"])
     result["surface"] = surface_readers(rows, readers, len(vocab), world.max_len,
                                         size["probe_steps"])
+    draws = {name: [{"surface_seed": SURFACE_SEED, "kl": entry["kl"],
+                     "uncertain_kl": entry["uncertain_kl"]}]
+             for name, entry in result["surface"].items() if name != "all_words"}
     like_readers = {model: [] for model in MODELS}
     per_seed = {model: [] for model in MODELS}
-    for seed in seeds:
+    for k, seed in enumerate(seeds):
+        if k:  # the k-th seed's block is fitted on the k-th draw of the readers' sentences
+            readers = ReaderRows(world, vocab, data, recipe.rate, size["n_surface"],
+                                 size["n_validation"], seed=SURFACE_SEED + DRAW_STEP * k)
+            for name, scores in reader_draw(result["surface"], rows, readers, len(vocab),
+                                            world.max_len, size["probe_steps"]).items():
+                draws[name].append({"surface_seed": readers.seed, "kl": scores["kl"],
+                                    "uncertain_kl": scores["uncertain_kl"]})
         untrained, trained, seconds, eval_loss = train(data, world, size, seed)
         result["eval"]["runs"].append({"seed": seed, "train_s": seconds, "eval_loss": eval_loss})
         for model, net in (("trained", trained), ("untrained", untrained)):
@@ -506,6 +553,9 @@ def main(argv=None) -> int:
                                        for task in TASKS[kind]} for kind in KINDS}
                         for model in MODELS}
     result["block_like_readers"] = like_readers
+    for name, runs in draws.items():
+        result["surface"][name]["draws"] = {
+            "runs": runs, "summary": {"kl": summary([r["kl"] for r in runs])}}
     result["wall_s"] = time.perf_counter() - start
     print_table(result)
     write(result, "probe", args.json, smoke=args.smoke)

@@ -11,7 +11,7 @@ batch 128, lr 4e-3, 100 warm-up steps then a linear decay to 0, rate 0.3, 100% `
 at the blanks, no dropout), for the same fixed budget of ``--steps`` steps (1,400, the
 recipe's; so the larger models and the larger data sets are no more trained to convergence
 than the others: the law measured is the loss at this budget), on ONE evaluation set, the
-1,000 sentences of ``toy_data(ToyWorld(), 20000, 1000, seed=0)`` (100% ``[MASK]`` at 15%, the
+3,000 sentences of ``toy_data(ToyWorld(), 20000, 3000, seed=0)`` (100% ``[MASK]`` at 15%, the
 standard protocol), scored every ``--every`` steps (the curves):
 
 1. **Model size** (``models``): the width ``d`` in ``WIDTHS`` (the recipe's 64 among them),
@@ -32,13 +32,14 @@ describes; ``gap_se`` is that excess's standard error over the evaluation set's 
 spread of each blank's loss minus its exact floor, over the square root of their number): the
 noise of the one evaluation set, which the seeds do not show.
 
-Compute budget: 3 seeds x (6 widths + 5 data sizes) = 33 runs of 1,400 steps: about 7
-minutes on 2 quiet cores (timed: one seed, ``--seeds 1``, took 128 s; a run took from 5 s at
-width 8 to 17 s at width 96, 12 s at width 64, whatever the data size; the JSON records
-``wall_s`` and each run's ``train_s``).
+Compute budget: 5 seeds x (6 widths + 5 data sizes) = 55 runs of 1,400 steps: about 13
+minutes on 2 cores (timed: the full run took 775 s, with a notebook executing beside it for
+part of the time; one seed alone, ``--seeds 1``, took 128 s with the smaller evaluation set of
+earlier runs; a run takes from 5 s at width 8 to 17 s at width 96, whatever the data size; the
+JSON records ``wall_s`` and each run's ``train_s``).
 
-    python -m bench.bench_scaling              # the full run, 3 seeds
-    python -m bench.bench_scaling --seeds 5    # more seeds; --steps N, --every N
+    python -m bench.bench_scaling              # the full run, 5 seeds
+    python -m bench.bench_scaling --seeds 7    # more seeds; --steps N, --every N
     python -m bench.bench_scaling --smoke      # seconds: tiny settings, writes to a temp dir
 
 It prints a table and writes JSON (``--json``, default bench/results/scaling.json; with
@@ -75,8 +76,7 @@ from dataclasses import asdict
 import torch
 
 from bench._results import machine, mask_only_recipe, run_options, write
-from bench.bench_lab import summary
-from mlmlib.constants import IGNORE_INDEX
+from bench.bench_lab import gap_and_se, summary
 from mlmlib.corpora import Batch, pack_rows
 from mlmlib.tokenizer import SPECIAL_TOKENS
 from mlmlib.toyworld import ToyWorld
@@ -86,7 +86,7 @@ WIDTHS = [8, 16, 32, 48, 64, 96]
 DATA_WIDTH = 64  # the recipe's
 N_TRAINS = [1000, 2000, 5000, 10000, 20000, 40000]
 EXTRA_SEED = 5  # the sentences past the recipe's 20,000
-FULL = {"seeds": 3, "steps": 1400, "every": 100, "n_train": 20000, "n_eval": 1000,
+FULL = {"seeds": 5, "steps": 1400, "every": 100, "n_train": 20000, "n_eval": 3000,
         "widths": WIDTHS, "n_trains": N_TRAINS, "data_width": DATA_WIDTH}
 SMOKE = {"seeds": 2, "steps": 6, "every": 3, "n_train": 200, "n_eval": 40, "widths": [8, 16],
          "n_trains": [100, 200, 300], "data_width": 16, "batch_size": 16, "warmup": 2}
@@ -108,18 +108,6 @@ def non_embedding(model) -> int:
                                        "segment_embeddings", "ln_embeddings")))
 
 
-def gap_se(model, data: TrainData, exact_truth: torch.Tensor) -> tuple[float, float]:
-    """The model's eval loss minus the floor, and its standard error, over the blanks."""
-    ev = data.eval
-    model.eval()
-    with torch.no_grad():
-        logits, _ = model(ev.input_ids, attention_mask=ev.attention_mask, labels=ev.labels)
-    truth = ev.labels[ev.labels != IGNORE_INDEX]
-    model_truth = logits.double().log_softmax(-1)[torch.arange(len(truth)), truth]
-    per_blank = exact_truth - model_truth  # each blank's loss minus its floor
-    return per_blank.mean().item(), (per_blank.std() / len(per_blank) ** 0.5).item()
-
-
 def run(world: ToyWorld, data: TrainData, size: dict, width: int, seed: int,
         exact_truth: torch.Tensor):
     """One run: its record, and the model's parameter counts (all; non-embedding)."""
@@ -132,7 +120,7 @@ def run(world: ToyWorld, data: TrainData, size: dict, width: int, seed: int,
     record = {"seed": seed, "train_s": seconds, "eval_loss": history[-1]["eval_loss"],
               "curve": [h["eval_loss"] for h in history],
               "train_curve": [h["train_loss"] for h in history]}
-    record["gap_mean"], record["gap_se"] = gap_se(trainer.model, data, exact_truth)
+    record["gap_mean"], record["gap_se"] = gap_and_se(trainer.model, data.eval, exact_truth)
     return record, trainer.model.num_parameters(), non_embedding(trainer.model)
 
 

@@ -25,13 +25,16 @@ masking), and the step is the library's (:meth:`mlmlib.train.Trainer.train_step`
 Every model is scored (mean ``-log P`` over the blanks, nats) on the 1,000 evaluation
 sentences under both kinds of test mask at ``RATE``, drawn once from a fixed generator
 (``TEST_SEED``), so every run meets the same blanks; each test set has its exact floor,
-``world.bayes_loss``, and ``gap`` is ``loss - floor`` (nats). The curves score both test sets
-every ``--every`` steps.
+``world.bayes_loss``, and ``gap`` is ``loss - floor`` (nats), ``se`` its standard error over
+the test set's blanks (the spread of each blank's loss minus its exact floor, over the square
+root of their number): the noise of the one test set, which the seeds do not show. The
+curves score both test sets every ``--every`` steps.
 
 Compute budget: 2 kinds x 5 seeds = 10 runs of 1,400 steps of the toy recipe, the blanks
 drawn one sentence at a time: about 5 minutes on 2 quiet cores (timed: one seed, ``--seeds
 1``, took 59 s, the token run 22 s and the span run 30 s of training; the recipe alone takes
-about 11 s; the JSON records ``wall_s`` and each run's ``train_s``).
+about 11 s; the full run took 409 s beside other work; the JSON records ``wall_s`` and each
+run's ``train_s``).
 
     python -m bench.bench_spans               # the full run, 5 seeds
     python -m bench.bench_spans --seeds 7     # more seeds; --steps N, --every N
@@ -52,10 +55,11 @@ with one seed)::
                                  "mean_run": float}},  # mean length of a run of blanks
      "models": {"token" | "span": {                # the kind of mask trained on
         "runs": [{"seed": int, "train_s": float,
-                  "token": {"loss": float, "gap": float, "accuracy": float},  # test kind
+                  "token": {"loss": float, "gap": float, "se": float,  # test kind
+                            "accuracy": float},
                   "span": {...},
                   "curves": {"token": [float], "span": [float]}}],           # eval losses
-        "summary": {"token": {"loss": summary, "gap": ..., "accuracy": ...},
+        "summary": {"token": {"loss": summary, "gap": ..., "se": ..., "accuracy": ...},
                     "span": {...}}}}}
 """
 
@@ -69,7 +73,7 @@ from dataclasses import asdict
 import torch
 
 from bench._results import machine, mask_only_recipe, run_options, write
-from bench.bench_lab import score, summary
+from bench.bench_lab import gap_and_se, score, summary
 from mlmlib.constants import IGNORE_INDEX
 from mlmlib.corpora import Batch
 from mlmlib.masking import bert_count, choose_positions, mean_run_length, span_positions
@@ -132,9 +136,12 @@ def run(data, world: ToyWorld, size: dict, kind: str, seed: int, tests: dict) ->
         if step % size["every"] == 0 or step == size["steps"]:
             scoring()
     out = {"seed": seed, "train_s": clock}
-    for k, (batch, _, floor) in tests.items():
+    for k, (batch, _, truth) in tests.items():
         s = score(trainer.model, batch)
-        out[k] = {"loss": s["loss"], "gap": s["loss"] - floor, "accuracy": s["accuracy"]}
+        gap, se = gap_and_se(trainer.model, batch, truth)
+        if abs(gap - (s["loss"] + truth.mean().item())) > 1e-3:  # float32 against float64
+            raise RuntimeError("the blanks' gaps do not add up to the loss minus the floor")
+        out[k] = {"loss": s["loss"], "gap": gap, "se": se, "accuracy": s["accuracy"]}
     out["curves"] = curves
     return out
 
@@ -167,7 +174,8 @@ def main(argv=None) -> int:
     for kind in KINDS:
         batch, where = mask_rows(rows, kind, data.mask_token_id,
                                  torch.Generator().manual_seed(TEST_SEED))
-        tests[kind] = (batch, where, world.bayes_loss(sentences, where))
+        # each blank's exact log probability of its true word; minus its mean is the floor
+        tests[kind] = (batch, where, -world.bayes_loss(sentences, where, reduction="none"))
     config, rec = mask_only_recipe(data, world, size, 0, rate=RATE, rule="bert")
     train = asdict(rec)
     del train["seed"]
@@ -179,9 +187,9 @@ def main(argv=None) -> int:
               "uniform_loss": math.log(world.vocab_size),
               "steps": [0, *(s for s in range(1, size["steps"] + 1)
                              if s % size["every"] == 0 or s == size["steps"])],
-              "test": {k: {"floor": floor, "slots": sum(map(len, where)),
+              "test": {k: {"floor": -truth.mean().item(), "slots": sum(map(len, where)),
                            "mean_run": mean_run_length(where)}
-                       for k, (_, where, floor) in tests.items()},
+                       for k, (_, where, truth) in tests.items()},
               "models": {}}
     for kind in KINDS:
         runs = []
@@ -192,7 +200,7 @@ def main(argv=None) -> int:
         result["models"][kind] = {
             "runs": runs,
             "summary": {k: {key: summary([r[k][key] for r in runs])
-                            for key in ("loss", "gap", "accuracy")} for k in KINDS}}
+                            for key in ("loss", "gap", "se", "accuracy")} for k in KINDS}}
     result["wall_s"] = time.perf_counter() - start
     print_table(result)
     write(result, "spans", args.json, smoke=args.smoke)

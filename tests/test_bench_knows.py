@@ -115,6 +115,20 @@ def test_probe(results):
                 run["validation_kl"].values())
             assert run["entropy"] == pytest.approx(
                 r["constant"]["masked"]["slots"]["entropy"], abs=1e-12)
+    # each reader but the reader of every word, fitted again on one further draw per seed;
+    # the k-th seed's block is fitted on the k-th draw: the pairs the chapter compares
+    for name, entry in r["surface"].items():
+        if name == "all_words":
+            assert "draws" not in entry
+            continue
+        runs = entry["draws"]["runs"]
+        assert len(runs) == len(s["seeds"]) and runs[0]["kl"] == entry["kl"]
+        assert [run["surface_seed"] for run in runs] == [
+            s["surface_seed"] + s["draw_step"] * k for k in range(len(s["seeds"]))]
+        assert all(run["kl"] > -1e-9 for run in runs)
+        for model_runs in r["block_like_readers"].values():
+            assert [run["surface_seed"] for run in model_runs] == [
+                run["surface_seed"] for run in runs]
     # a blank's slot is less settled than a visible word's
     assert r["constant"]["masked"]["slots"]["entropy"] > r["constant"]["visible"]["slots"][
         "entropy"]
@@ -140,6 +154,8 @@ def test_memorisation(results):
             assert run["final"]["seen_gap"] == pytest.approx(run["seen"][-1] - run["floor_seen"])
             assert run["final"]["eval_gap"] == pytest.approx(run["eval"][-1] - r["floors"]["eval"])
             assert 0 < run["floor_seen"] < uniform and run["slots_seen"] > 0
+            for name in ("seen", "fresh", "eval"):  # each set's noise: a spread over blanks
+                assert 0 < run["final"][f"{name}_se"] < 1
     for static, dup in zip(r["regimes"]["static"]["runs"], r["regimes"]["duplicated"]["runs"],
                            strict=True):
         assert dup["slots_seen"] > static["slots_seen"]  # ten sets of blanks, not one
@@ -157,6 +173,7 @@ def test_spans(results):
             for kind in ("token", "span"):
                 assert run[kind]["gap"] == pytest.approx(run[kind]["loss"] - test[kind]["floor"])
                 assert 0 <= run[kind]["accuracy"] <= 1
+                assert 0 < run[kind]["se"] < 0.5  # the test set's noise, far below a loss
                 curve = run["curves"][kind]
                 assert len(curve) == len(r["steps"])
                 assert curve[-1] == pytest.approx(run[kind]["loss"], rel=1e-6)

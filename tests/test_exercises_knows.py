@@ -20,6 +20,7 @@ from mlmlib.exercises import (
     check_repeat_share,
     check_repeat_side,
     check_span_effect,
+    check_trained_elsewhere,
 )
 
 KL = {"embeddings": [0.41, 0.43, 0.40], "block_1": [0.03, 0.05, 0.04],
@@ -142,6 +143,33 @@ def test_floor_side_template(answer):
 def test_floor_side_bad_settings_raise(losses, floors, what, error, words):
     with pytest.raises(error, match=words):
         check_floor_side("below", losses, floors, what)
+
+
+# ------------------------------------------------------------- trained on the other kind
+
+def test_trained_elsewhere_reads_every_seed():
+    matched, other = [0.02, 0.03, 0.02], [0.07, 0.05, 0.10]  # the other kind is farther
+    verdict = check_trained_elsewhere("farther", matched, other)
+    assert verdict and "every one of 3 seeds" in str(verdict) and "0.050 nats" in str(verdict)
+    assert check_trained_elsewhere(" Farther. ", matched, other)
+    assert check_trained_elsewhere("closer", other, matched, test="span")
+    _fails_with(check_trained_elsewhere("closer", matched, other), "Harder training need not",
+                "blanks it is shown", "?")
+    _fails_with(check_trained_elsewhere("farther", other, matched), "Which blanks", "?")
+
+
+def test_trained_elsewhere_will_not_settle_a_split():
+    for answer in ("closer", "farther"):
+        _fails_with(check_trained_elsewhere(answer, [0.02, 0.05], [0.03, 0.04]),
+                    "The seeds disagree", "1 of 2 seeds", "cannot settle")
+        _fails_with(check_trained_elsewhere(answer, [0.02], [0.02]), "cannot settle")
+    _fails_with(check_trained_elsewhere(None, [0.02], [0.03]), "Not answered yet")
+    with pytest.raises(ValueError, match="pair seed with seed"):
+        check_trained_elsewhere("closer", [0.02, 0.03], [0.03])
+    with pytest.raises(ValueError, match="other_gaps"):
+        check_trained_elsewhere("closer", [0.02], [])
+    with pytest.raises(TypeError, match="test"):
+        check_trained_elsewhere("closer", [0.02], [0.03], test=3)
 
 
 # ----------------------------------------------------------------------------- span effect
@@ -403,24 +431,38 @@ def test_the_power_law_checker_names_the_exponent_it_is_given():
 
 # ---------------------------------------------------------------------- the readers of the words
 
+READERS = [0.005, 0.006, 0.004]  # a reader's KL on three draws of sentences
+
+
 @pytest.mark.parametrize(("blocks", "right"), [
-    ([0.003, 0.004, 0.002], "farther"),  # the block wins on every seed: the reader is farther
+    ([0.003, 0.004, 0.002], "farther"),  # the block wins on every pair: the reader is farther
     ([0.009, 0.008, 0.007], "closer"),
     ([0.003, 0.012, 0.004], "same"),
+    ([0.004, 0.007, 0.002], "same"),  # the block's mean is lower, but not on every pair
 ])
-def test_reader_vs_block_reads_the_seeds(blocks, right):
-    assert check_reader_vs_block(right, 0.005, blocks)
-    assert check_reader_vs_block(f" {right.upper()} ", 0.005, blocks)
+def test_reader_vs_block_reads_the_pairs(blocks, right):
+    assert check_reader_vs_block(right, READERS, blocks)
+    assert check_reader_vs_block(f" {right.upper()} ", READERS, blocks)
     for wrong in {"closer", "farther", "same"} - {right}:
-        _fails_with(check_reader_vs_block(wrong, 0.005, blocks), "The runs disagree")
-    assert check_reader_vs_block("about the same", 0.005, [0.003, 0.012])
+        _fails_with(check_reader_vs_block(wrong, READERS, blocks), "The runs disagree")
+    assert check_reader_vs_block("about the same", [0.005, 0.005], [0.003, 0.012])
+
+
+def test_reader_vs_block_pairs_draw_with_seed():
+    # the same numbers, paired differently, read differently: pairs, not pooled seeds
+    assert check_reader_vs_block("farther", [0.004, 0.010], [0.003, 0.009])
+    assert check_reader_vs_block("same", [0.010, 0.004], [0.003, 0.009])
+    verdict = check_reader_vs_block("same", [0.010, 0.004], [0.003, 0.009])
+    assert "-0.0010 on average" in str(verdict) and "standard deviation" in str(verdict)
 
 
 def test_reader_vs_block_names_the_transformer_mistake():
-    _fails_with(check_reader_vs_block("farther", 0.005, [0.003, 0.012, 0.004]),
+    _fails_with(check_reader_vs_block("farther", READERS, [0.003, 0.012, 0.004]),
                 "A transformer need not beat")
-    _fails_with(check_reader_vs_block(None, 0.005, [0.003]), "Not answered yet")
+    _fails_with(check_reader_vs_block(None, [0.005], [0.003]), "Not answered yet")
     with pytest.raises(ValueError, match="block_kls"):
-        check_reader_vs_block("same", 0.005, [])
-    with pytest.raises(ValueError, match="reader_kl"):
-        check_reader_vs_block("same", -1.0, [0.003])
+        check_reader_vs_block("same", [0.005], [])
+    with pytest.raises(ValueError, match="reader_kls"):
+        check_reader_vs_block("same", [-1.0], [0.003])
+    with pytest.raises(ValueError, match="pair draw with seed"):
+        check_reader_vs_block("same", [0.005, 0.004], [0.003])

@@ -63,6 +63,7 @@ from mlmlib.exercises.scaling import (
     check_limit_exponent,
     check_power_law_exponent,
     check_span_effect,
+    check_trained_elsewhere,
 )
 from mlmlib.exercises.step import check_adamw_step, check_gap_prediction, check_score_gradient
 from mlmlib.exercises.training import (
@@ -142,6 +143,7 @@ __all__ = [
     "check_speed_ratio",
     "check_tested_share",
     "check_total_loss",
+    "check_trained_elsewhere",
     "check_truth_gradient",
     "check_unchanged_share",
 ]

@@ -168,13 +168,23 @@ def _number_from(fn, args: tuple, shown: str) -> tuple[float | None, Verdict | N
     return value, None
 
 
+# other ways of saying a prediction's word, each read as the word every checker knows
+_SYNONYMS = {"about_the_same": "same", "the_same": "same", "about_same": "same",
+             "equal": "same", "unchanged": "same", "as_close": "same"}
+
+
 def _word(answer) -> str | None:
     """The reader's word, lower case, spaces, hyphens and underscores made one "_", outer
-    quotes and full stops dropped; None when the answer is not a non-empty string."""
+    quotes and full stops dropped, a synonym in ``_SYNONYMS`` read as its word; None when the
+    answer is not a non-empty string."""
     if not isinstance(answer, str):
         return None
     word = re.sub(r"[\s_-]+", "_", answer.strip().strip("'\".").strip().lower())
-    return word or None
+    return _SYNONYMS.get(word, word) or None
+
+
+def _on_seeds(n: int) -> str:
+    return f"on every one of {n} seeds" if n > 1 else "on its one seed"
 
 
 def _higher_or_lower(answer, value: float, reference: float, said: str, hint: str) -> Verdict:

@@ -13,8 +13,10 @@ answer names the usual mistake it looks like and asks a question back.
 Does not: run a probe or train anything (the chapter passes in what it measured); the spans
 and scaling checkers are :mod:`mlmlib.exercises.scaling`'s.
 
->>> check_reader_vs_block("farther", reader_kl=0.005, block_kls=[0.003, 0.004])
-Your prediction matches: the block is closer to the belief on every one of 2 seeds.
+>>> verdict = check_reader_vs_block("farther", reader_kls=[0.005, 0.006],
+...                                  block_kls=[0.003, 0.003])
+>>> bool(verdict), str(verdict).split("; ")[1][:53]
+(True, 'the block minus the reader is -0.0025 on average (sta')
 """
 
 from __future__ import annotations
@@ -23,13 +25,17 @@ import math
 from collections.abc import Sequence
 
 from mlmlib._checks import kind, mapping, number, numbers, whole
-from mlmlib.exercises._common import Verdict, _check_number, _higher_or_lower, _no, _word, _yes
+from mlmlib.exercises._common import (
+    Verdict,
+    _check_number,
+    _higher_or_lower,
+    _no,
+    _on_seeds,
+    _word,
+    _yes,
+)
 
 NO_LAYER = "none"  # the answer when no layer's probe gets below the threshold
-
-
-def _on_seeds(n: int) -> str:
-    return f"on every one of {n} seeds" if n > 1 else "on its one seed"
 
 
 def _by(gaps) -> str:
@@ -99,25 +105,32 @@ def check_first_layer(answer, kl: dict[str, Sequence[float]],
                f"{mean}. Where does it first get below?")
 
 
-def check_reader_vs_block(answer, reader_kl: float, block_kls: Sequence[float]) -> Verdict:
+def check_reader_vs_block(answer, reader_kls: Sequence[float],
+                          block_kls: Sequence[float]) -> Verdict:
     """Check a prediction, "closer", "farther" or "same": does a linear reader of the words
-    around a blank come closer to the belief than the probe on the trained block (a smaller KL
-    on every seed), farther (a larger one on every seed), or about the same (the seeds
-    disagree)? ``reader_kl`` is the reader's KL (one fit), ``block_kls`` the block's, per seed.
-    The usual mistake, "farther", expects a transformer to beat a reader of the words
-    whatever the world."""
-    reader_kl = number(reader_kl, "reader_kl", 0)
-    block_kls = numbers(block_kls, "block_kls", 0, ndim=1, empty=False).tolist()
-    wins = sum(kl < reader_kl for kl in block_kls)  # seeds where the block is closer
-    n = len(block_kls)
+    around a blank come closer to the belief than the probe on the trained block, farther, or
+    about the same? The two are paired: ``reader_kls[k]`` is the reader's KL fitted on the k-th
+    draw of sentences, ``block_kls[k]`` the block's of the k-th seed fitted on the same draw.
+    A side counts only when it wins on every pair; otherwise they are about the same, and the
+    verdict gives the size: the mean of the pairs' differences and their spread. The usual
+    mistake, "farther", expects a transformer to beat a reader of the words whatever the
+    world."""
+    reader_kls = numbers(reader_kls, "reader_kls", 0, ndim=1, empty=False)
+    block_kls = numbers(block_kls, "block_kls", 0, ndim=1, empty=False)
+    if len(reader_kls) != len(block_kls):
+        raise ValueError(f"reader_kls and block_kls must pair draw with seed: got "
+                         f"{len(reader_kls)} and {len(block_kls)} numbers")
+    diffs = block_kls - reader_kls  # below 0: the block is closer on that pair
+    n, wins = len(diffs), int((diffs < 0).sum())
     side = "farther" if wins == n else "closer" if wins == 0 else "same"
-    said = {"farther": f"the block is closer to the belief {_on_seeds(n)}",
-            "closer": f"the reader is closer to the belief {_on_seeds(n)}",
-            "same": f"the block is closer on {wins} of {n} seeds, the reader on the others: "
-                    "about the same"}[side]
+    spread = f"; the block minus the reader is {diffs.mean():+.4f} on average" + (
+        f" (standard deviation {diffs.std(ddof=1):.4f} over the {n} pairs)" if n > 1 else "")
+    pairs = "on the one pair" if n == 1 else f"on every one of the {n} pairs"
+    said = {"farther": f"the block is closer to the belief {pairs}",
+            "closer": f"the reader is closer to the belief {pairs}",
+            "same": f"the block is closer on {wins} of {n} pairs, the reader on the others: "
+                    "about the same"}[side] + spread
     word = _word(answer)
-    if word in ("about_the_same", "the_same", "equal", "as_close"):
-        word = "same"
     if word not in ("closer", "farther", "same"):
         return _no('Not answered yet: predict "closer", "farther" or "same".')
     if word == side:
@@ -125,7 +138,7 @@ def check_reader_vs_block(answer, reader_kl: float, block_kls: Sequence[float]) 
     hint = ("A transformer need not beat a reader of the words: in this world, what does the "
             "belief at a blank depend on?" if word == "farther" else
             "The block reads the same words, and more: what would it have to lose?"
-            if word == "closer" else "Count the seeds on which each wins.")
+            if word == "closer" else "Count the pairs on which each wins.")
     return _no(f"The runs disagree: {said}. {hint}")
 
 

@@ -2,11 +2,13 @@
 (training_6_spans_scaling).
 
 Does: check a prediction that masking spans raises or lowers the floor, against the
-measurement's standard error; a power law's exponent computed by hand from two sizes and the
-floor; whether that two-size exponent is higher or lower than a fitted law's; and what a limit
-other than the floor does to it. A word answer is read case- and space-insensitively; when
-the measurement cannot tell, the verdict says so and checks nothing. A wrong answer names the
-usual mistake it looks like and asks a question back.
+measurement's standard error; whether a model trained on one kind of blank ends closer to or
+farther from another kind's floor than a model trained on that kind; a power law's exponent
+computed by hand from two sizes and the floor; whether that two-size exponent is higher or
+lower than a fitted law's; and what a limit other than the floor does to it. A word answer
+is read case- and space-insensitively; when the measurement cannot tell, the verdict says so
+and checks nothing. A wrong answer names the usual mistake it looks like and asks a question
+back.
 
 Does not: fit a power law to more than two sizes (:mod:`mlmlib.scaling` does), or compute a
 floor (the chapter passes in what it measured).
@@ -19,8 +21,16 @@ from __future__ import annotations
 
 import math
 
-from mlmlib._checks import number
-from mlmlib.exercises._common import Verdict, _check_number, _higher_or_lower, _no, _word, _yes
+from mlmlib._checks import kind, number, numbers
+from mlmlib.exercises._common import (
+    Verdict,
+    _check_number,
+    _higher_or_lower,
+    _no,
+    _on_seeds,
+    _word,
+    _yes,
+)
 
 SPAN_WORDS = {"raise": "raise", "raises": "raise", "raised": "raise", "higher": "raise",
               "up": "raise", "lower": "lower", "lowers": "lower", "lowered": "lower",
@@ -56,6 +66,39 @@ def check_span_effect(answer, token_floor: float, span_floor: float,
                    "do the visible words left tell about them?")
     return _no(f"Not yet: {moved}. What did the spans hide instead: positions near the "
                "sentence's edges, or words that predict nothing?")
+
+
+def check_trained_elsewhere(answer, matched_gaps, other_gaps, test: str = "single-word") -> Verdict:
+    """Check a prediction, "closer" or "farther": on a test mask of one kind, does the model
+    trained on the other kind end closer to the test's floor than the model trained on the
+    test's own kind, or farther? ``matched_gaps`` are the loss minus the floor of the model
+    trained on the test's kind, one per seed, ``other_gaps`` those of the model trained on the
+    other kind, paired seed by seed. A side counts only when every seed shows it. The usual
+    mistake, "closer", expects the harder training to teach the easier test too."""
+    matched = numbers(matched_gaps, "matched_gaps", 0, ndim=1, empty=False)
+    other = numbers(other_gaps, "other_gaps", 0, ndim=1, empty=False)
+    kind(test, "test", str)
+    if len(matched) != len(other):
+        raise ValueError(f"matched_gaps and other_gaps must pair seed with seed: got "
+                         f"{len(matched)} and {len(other)} numbers")
+    word = _word(answer)
+    if word not in ("closer", "farther"):
+        return _no('Not answered yet: predict "closer" or "farther".')
+    n, closer = len(matched), int((other < matched).sum())
+    if 0 < closer < n or (other == matched).any():
+        return _no(f"The seeds disagree: the model trained on the other kind is closer to the "
+                   f"{test} test's floor on {closer} of {n} seeds, so this experiment cannot "
+                   "settle it; no prediction can be checked.")
+    measured = "closer" if closer else "farther"
+    said = (f"on the {test} test, the model trained on the other kind ends {measured} from "
+            f"the floor {_on_seeds(n)}, by {abs(other - matched).mean():.3f} nats on average")
+    if word == measured:
+        return _yes(f"Your prediction matches: {said}.")
+    hint = ("Harder training need not teach the easier test: a model learns the blanks it is "
+            "shown. How often did it see a blank like this test's, with its neighbours in "
+            "view?" if word == "closer" else
+            "Which blanks did each model see in training, and which does this test show?")
+    return _no(f"The seeds disagree with you: {said}. {hint}")
 
 
 def check_exponent_side(answer, fitted: float, n1: float, n2: float, loss1: float,
@@ -143,9 +186,9 @@ def check_limit_effect(answer, n1: float, n2: float, loss1: float, loss2: float,
     taken from both losses alike does not keep their distances' ratio."""
     at_floor = _two_size_exponent(n1, n2, loss1, loss2, floor)
     at_limit = _two_size_exponent(n1, n2, loss1, loss2, limit, "limit")
-    if _word(answer) not in ("higher", "lower", "same", "equal", "unchanged"):
+    if _word(answer) not in ("higher", "lower", "same"):
         return _no('Not answered yet: predict "higher", "lower" or "same".')
-    if _word(answer) in ("same", "equal", "unchanged"):
+    if _word(answer) == "same":
         return _no(f"Not the same: {symbol} is {at_limit:.3f} with E = {limit:.4f} and "
                    f"{at_floor:.3f} with E at the floor. Moving E takes the same amount from "
                    "both distances above it: is that the same share of a large distance and of "
