@@ -179,17 +179,34 @@ def score(model, ev: Batch) -> dict:
             "accuracy": (logits.argmax(-1) == truth).double().mean().item()}
 
 
-def gap_and_se(model, ev: Batch, exact_truth: torch.Tensor) -> tuple[float, float]:
+def gap_and_se(model, ev: Batch, exact_truth: torch.Tensor,
+               groups: torch.Tensor | None = None) -> tuple[float, float]:
     """The model's mean loss minus the exact floor over the targets of ``ev``, and that
-    difference's standard error over the targets. ``exact_truth`` is each target's exact log
-    probability of its true word, in row-major order
-    (``-world.bayes_loss(sentences, blanks, reduction="none")``)."""
-    truth = ev.labels[ev.labels != IGNORE_INDEX]
+    difference's standard error. ``exact_truth`` is each target's exact log probability of its
+    true word, in row-major order (``-world.bayes_loss(sentences, blanks, reduction="none")``).
+
+    The blanks of one sentence are not independent, so the error is taken over sentences: each
+    row's targets stay together (a ratio estimate: the spread of each row's summed gap around
+    the mean gap times its number of targets). ``groups`` gives each row of ``ev`` a sentence
+    id, for sets whose rows repeat a sentence (several masks of it); by default each row is
+    its own sentence."""
+    targets = ev.labels != IGNORE_INDEX
+    truth = ev.labels[targets]
     if len(truth) != len(exact_truth):
         raise ValueError(f"{len(truth)} targets but {len(exact_truth)} exact log probabilities")
+    rows = targets.nonzero()[:, 0]  # each target's row, in row-major order
+    sentence = rows if groups is None else groups[rows]
     logits = target_logits(model, ev).double()
     per_target = exact_truth - logits.log_softmax(-1)[torch.arange(len(truth)), truth]
-    return per_target.mean().item(), (per_target.std() / len(per_target) ** 0.5).item()
+    mean = per_target.mean()
+    _, sentence = torch.unique(sentence, return_inverse=True)  # 0, 1, ... per sentence
+    n = int(sentence.max()) + 1
+    if n < 2:
+        raise ValueError("a standard error over sentences needs targets in two sentences")
+    sums = torch.zeros(n, dtype=torch.float64).index_add_(0, sentence, per_target)
+    counts = torch.bincount(sentence, minlength=n).double()
+    spread = ((sums - mean * counts) ** 2).sum() / (n * (n - 1))
+    return mean.item(), (spread.sqrt() / counts.mean()).item()
 
 
 # ---------------------------------------------------------------------- training

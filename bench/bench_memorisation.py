@@ -76,9 +76,10 @@ with one seed); the lists follow ``steps``::
         "summary": {"seen_gap": summary, "fresh_gap": ..., "eval_gap": ...}}}}
 
 A ``*_gap`` is the last scoring's loss minus that set's floor, in nats: negative below it.
-Its ``*_se`` is its standard error over that set's blanks (the spread of each blank's loss
-minus its exact floor, over the square root of their number): the noise of the one masked set,
-which the seeds do not show (every seed is scored on the same ``fresh`` and ``eval`` sets).
+Its ``*_se`` is its standard error over that set's sentences (:func:`bench.bench_lab.gap_and_se`:
+each sentence's blanks kept together, and the ten-mask set's ten copies of a sentence counted
+as one): the noise of the one masked set, which the seeds do not show (every seed is scored on
+the same ``fresh`` and ``eval`` sets).
 """
 
 from __future__ import annotations
@@ -257,10 +258,12 @@ def main(argv=None) -> int:
                             "fresh_gap": out["fresh"][-1] - small.floors["fresh"],
                             "eval_gap": out["eval"][-1] - small.floors["eval"]}
             model = out.pop("model")
-            for name, batch, truth in (("seen", seen, truths[regime]),
-                                       ("fresh", small.fresh, small.truths["fresh"]),
-                                       ("eval", small.eval, small.truths["eval"])):
-                gap, se = gap_and_se(model, batch, truth)
+            n = len(small.rows.input_ids)
+            copies = torch.arange(len(seen.input_ids)) % n  # the ten masks: one sentence each
+            for name, batch, truth, groups in (("seen", seen, truths[regime], copies),
+                                               ("fresh", small.fresh, small.truths["fresh"], None),
+                                               ("eval", small.eval, small.truths["eval"], None)):
+                gap, se = gap_and_se(model, batch, truth, groups)
                 if abs(gap - out["final"][f"{name}_gap"]) > 1e-3:  # float32 against float64
                     raise RuntimeError(f"the {name} blanks' gaps do not add up to the loss "
                                        "minus the floor: blanks and floors are misaligned")

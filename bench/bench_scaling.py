@@ -28,9 +28,9 @@ standard protocol), scored every ``--every`` steps (the curves):
 
 Each seed (0, 1, ...: the initial weights, the data order and the masks) is a run; the
 ``excess`` is its last eval loss minus the floor (nats), which is what the power law
-describes; ``gap_se`` is that excess's standard error over the evaluation set's blanks (the
-spread of each blank's loss minus its exact floor, over the square root of their number): the
-noise of the one evaluation set, which the seeds do not show.
+describes; ``gap_se`` is that excess's standard error over the evaluation set's sentences
+(:func:`bench.bench_lab.gap_and_se`, each sentence's blanks kept together): the noise of the
+one evaluation set, which the seeds do not show.
 
 Compute budget: 5 seeds x (6 widths + 5 data sizes) = 55 runs of 1,400 steps: about 13
 minutes on 2 cores (timed: the full run took 775 s, with a notebook executing beside it for
@@ -49,7 +49,8 @@ with one seed); the curves follow ``steps``::
 
     {"benchmark": "scaling", "smoke": bool, "machine": {...}, "wall_s": float,
      "settings": {"seeds": [int], "widths": [int], "n_trains": [int], "data_width": int,
-                  "n_eval": int, "data_seed": 0, "extra_seed": int, "every": int,
+                  "n_eval": int, "eval_rate": float,  # the evaluation's share hidden
+                  "data_seed": 0, "extra_seed": int, "every": int,
                   "model": {BertConfig fields at data_width},
                   "train": {Recipe fields but seed}},
      "floor": float, "slots": int,                 # the evaluation set's exact floor, targets
@@ -80,7 +81,7 @@ from bench.bench_lab import gap_and_se, summary
 from mlmlib.corpora import Batch, pack_rows
 from mlmlib.tokenizer import SPECIAL_TOKENS
 from mlmlib.toyworld import ToyWorld
-from mlmlib.train import RunOptions, TrainData, Trainer, build_model, toy_data
+from mlmlib.train import EVAL_RATE, RunOptions, TrainData, Trainer, build_model, toy_data
 
 WIDTHS = [8, 16, 32, 48, 64, 96]
 DATA_WIDTH = 64  # the recipe's
@@ -179,7 +180,8 @@ def main(argv=None) -> int:
     result = {"benchmark": "scaling", "smoke": args.smoke, "machine": machine(),
               "settings": {"seeds": seeds, "widths": size["widths"],
                            "n_trains": size["n_trains"], "data_width": size["data_width"],
-                           "n_eval": size["n_eval"], "data_seed": 0, "extra_seed": EXTRA_SEED,
+                           "n_eval": size["n_eval"], "eval_rate": EVAL_RATE, "data_seed": 0,
+                           "extra_seed": EXTRA_SEED,
                            "every": size["every"], "model": asdict(config), "train": train},
               "floor": marks["floor"], "slots": sum(map(len, masks)),
               "uniform_loss": math.log(world.vocab_size), "unigram_loss": marks["unigram"],

@@ -26,8 +26,8 @@ Every model is scored (mean ``-log P`` over the blanks, nats) on the 1,000 evalu
 sentences under both kinds of test mask at ``RATE``, drawn once from a fixed generator
 (``TEST_SEED``), so every run meets the same blanks; each test set has its exact floor,
 ``world.bayes_loss``, and ``gap`` is ``loss - floor`` (nats), ``se`` its standard error over
-the test set's blanks (the spread of each blank's loss minus its exact floor, over the square
-root of their number): the noise of the one test set, which the seeds do not show. The
+the test set's sentences (:func:`bench.bench_lab.gap_and_se`, each sentence's blanks kept
+together): the noise of the one test set, which the seeds do not show. The
 curves score both test sets every ``--every`` steps.
 
 Compute budget: 2 kinds x 5 seeds = 10 runs of 1,400 steps of the toy recipe, the blanks

@@ -82,3 +82,46 @@ def test_benchmark_smoke_run_writes_what_the_chapters_read(script, tmp_path):
     stored = json.loads((RESULTS / SMOKE[script]).read_text())
     found = mismatches(stored, json.loads(out.read_text()))
     assert not found, f"{script}: {found[:8]}"
+
+
+def test_gap_and_se_keeps_each_sentence_together():
+    """The standard error of a set's gap is taken over its sentences, by hand here."""
+    import torch
+
+    from bench.bench_lab import gap_and_se
+    from mlmlib.constants import IGNORE_INDEX
+    from mlmlib.corpora import Batch
+    from mlmlib.model import BertConfig
+    from mlmlib.train import build_model
+
+    g = torch.Generator().manual_seed(0)
+    model = build_model(BertConfig(vocab_size=12, hidden_size=8, num_layers=1, num_heads=1,
+                                   intermediate_size=16, max_position=6), seed=0)
+    ids = torch.randint(4, 12, (4, 6), generator=g)
+    labels = torch.full_like(ids, IGNORE_INDEX)
+    labels[0, [1, 2]], labels[1, 3], labels[2, [1, 4]], labels[3, [2, 3, 5]] = 5, 6, 7, 8
+    ev = Batch(ids, torch.ones_like(ids), torch.zeros_like(ids), labels)
+    exact = -torch.rand(8, generator=g, dtype=torch.float64)  # each target's log P, row-major
+    model.eval()
+    with torch.no_grad():
+        logp = model(ids, attention_mask=torch.ones_like(ids)).logits.double().log_softmax(-1)
+    rows, cols = (labels != IGNORE_INDEX).nonzero().T
+    gaps = exact - logp[rows, cols, labels[rows, cols]]
+    mean = gaps.mean()
+
+    def by_hand(sentence):  # the ratio estimate over the sentences' summed gaps
+        sums = torch.zeros(max(sentence) + 1, dtype=torch.float64).index_add_(
+            0, torch.tensor(sentence), gaps)
+        counts = torch.bincount(torch.tensor(sentence)).double()
+        n = len(sums)
+        return ((((sums - mean * counts) ** 2).sum() / (n * (n - 1))).sqrt() / counts.mean()).item()
+
+    gap, se = gap_and_se(model, ev, exact)
+    assert gap == pytest.approx(mean.item()) and se == pytest.approx(by_hand(rows.tolist()))
+    # rows 0 and 2 one sentence (two masks of it), rows 1 and 3 another
+    gap2, se2 = gap_and_se(model, ev, exact, groups=torch.tensor([0, 1, 0, 1]))
+    assert gap2 == gap and se2 == pytest.approx(by_hand([0, 0, 1, 0, 0, 1, 1, 1])) and se2 != se
+    with pytest.raises(ValueError, match="two sentences"):
+        gap_and_se(model, ev, exact, groups=torch.zeros(4, dtype=torch.long))
+    with pytest.raises(ValueError, match="exact log probabilities"):
+        gap_and_se(model, ev, exact[:3])

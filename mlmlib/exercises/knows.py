@@ -112,7 +112,7 @@ def check_reader_vs_block(answer, reader_kls: Sequence[float],
     about the same? The two are paired: ``reader_kls[k]`` is the reader's KL fitted on the k-th
     draw of sentences, ``block_kls[k]`` the block's of the k-th seed fitted on the same draw.
     A side counts only when it wins on every pair; otherwise they are about the same, and the
-    verdict gives the size: the mean of the pairs' differences and their spread. The usual
+    verdict gives the size: the mean of the pairs' differences and its standard error. The usual
     mistake, "farther", expects a transformer to beat a reader of the words whatever the
     world."""
     reader_kls = numbers(reader_kls, "reader_kls", 0, ndim=1, empty=False)
@@ -124,7 +124,8 @@ def check_reader_vs_block(answer, reader_kls: Sequence[float],
     n, wins = len(diffs), int((diffs < 0).sum())
     side = "farther" if wins == n else "closer" if wins == 0 else "same"
     spread = f"; the block minus the reader is {diffs.mean():+.4f} on average" + (
-        f" (standard deviation {diffs.std(ddof=1):.4f} over the {n} pairs)" if n > 1 else "")
+        f" (standard error {diffs.std(ddof=1) / n ** 0.5:.4f} over the {n} pairs)" if n > 1
+        else "")
     pairs = "on the one pair" if n == 1 else f"on every one of the {n} pairs"
     said = {"farther": f"the block is closer to the belief {pairs}",
             "closer": f"the reader is closer to the belief {pairs}",

@@ -10,8 +10,8 @@ module per part of the job; every name is importable from ``mlmlib.train`` itsel
 * :mod:`mlmlib.train.setup` - ``build_model`` (MiniBert, or Hugging Face's model behind the
   same call), ``configure_optimizer`` (AdamW and its schedule), ``pick_device`` and
   ``start_processes``; its docstring states the masked-LM protocol a model meets.
-* :mod:`mlmlib.train.data` - ``TrainData``, the evaluation protocol ``eval_batch``,
-  ``toy_data`` and ``text_data``.
+* :mod:`mlmlib.train.data` - ``TrainData``, the evaluation protocol ``eval_batch`` (at
+  ``EVAL_RATE``), ``toy_data`` and ``text_data``.
 * :mod:`mlmlib.train.trainer` - ``Trainer(model, data, recipe, run)``: the training step,
   the evaluation and ``fit``, a stop with ``DivergedError`` when the loss or the gradient turns
   NaN or infinite.
@@ -31,11 +31,11 @@ ValueError: rate (the share of tokens to predict) must be a number in (0, 1], go
 
 from mlmlib.train.checkpoint import CheckpointError, read_checkpoint
 from mlmlib.train.config import Recipe, RunOptions, baseline_toy_recipe, toy_recipe
-from mlmlib.train.data import TrainData, eval_batch, text_data, toy_data
+from mlmlib.train.data import EVAL_RATE, TrainData, eval_batch, text_data, toy_data
 from mlmlib.train.setup import build_model, configure_optimizer, pick_device, start_processes
 from mlmlib.train.trainer import DivergedError, Trainer
 
-__all__ = ["CheckpointError", "DivergedError", "Recipe", "RunOptions", "TrainData", "Trainer",
-           "baseline_toy_recipe", "build_model", "configure_optimizer", "eval_batch",
+__all__ = ["EVAL_RATE", "CheckpointError", "DivergedError", "Recipe", "RunOptions", "TrainData",
+           "Trainer", "baseline_toy_recipe", "build_model", "configure_optimizer", "eval_batch",
            "pick_device", "read_checkpoint", "start_processes", "text_data", "toy_data",
            "toy_recipe"]

@@ -93,8 +93,11 @@ def fingerprint(data: TrainData) -> str:
     return digest.hexdigest()
 
 
+EVAL_RATE = 0.15  # the evaluation protocol's share of words hidden, BERT's
+
+
 def eval_batch(rows: Batch, vocab_size: int, mask_token_id: int, special_ids, rng,
-               rate: float = 0.15) -> Batch:
+               rate: float = EVAL_RATE) -> Batch:
     """The evaluation protocol: BERT's exact count of targets per row, every one [MASK]."""
     return mask_batch(rows, vocab_size, mask_token_id, special_ids, rng, rate=rate,
                       rule="bert", mask_prob=1.0, random_prob=0.0)
