@@ -47,7 +47,7 @@ sentences rather than the masked inputs; ``eval`` minus its floor is how far it 
 
 Compute budget: 3 regimes x 5 seeds = 15 runs of 2,000 steps of the toy recipe, with their
 scorings and the floors: about 6 minutes on 2 quiet cores (timed: one seed, ``--seeds 1``,
-took 71 s, 47 s of it training; the full run took 462 s beside other work; the JSON records
+took 71 s, 47 s of it training; the full run took 417 s beside other work; the JSON records
 ``wall_s`` and each run's ``train_s``).
 
     python -m bench.bench_memorisation            # the full run, 5 seeds

@@ -33,7 +33,7 @@ describes; ``gap_se`` is that excess's standard error over the evaluation set's 
 one evaluation set, which the seeds do not show.
 
 Compute budget: 5 seeds x (6 widths + 5 data sizes) = 55 runs of 1,400 steps: about 13
-minutes on 2 cores (timed: the full run took 775 s, with a notebook executing beside it for
+minutes on 2 cores (timed: the full run took 661 s, with notebooks executing beside it for
 part of the time; one seed alone, ``--seeds 1``, took 128 s with the smaller evaluation set of
 earlier runs; a run takes from 5 s at width 8 to 17 s at width 96, whatever the data size; the
 JSON records ``wall_s`` and each run's ``train_s``).

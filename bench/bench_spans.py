@@ -33,7 +33,7 @@ curves score both test sets every ``--every`` steps.
 Compute budget: 2 kinds x 5 seeds = 10 runs of 1,400 steps of the toy recipe, the blanks
 drawn one sentence at a time: about 5 minutes on 2 quiet cores (timed: one seed, ``--seeds
 1``, took 59 s, the token run 22 s and the span run 30 s of training; the recipe alone takes
-about 11 s; the full run took 409 s beside other work; the JSON records ``wall_s`` and each
+about 11 s; the full run took 382 s beside other work; the JSON records ``wall_s`` and each
 run's ``train_s``).
 
     python -m bench.bench_spans               # the full run, 5 seeds

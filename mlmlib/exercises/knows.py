@@ -13,10 +13,10 @@ answer names the usual mistake it looks like and asks a question back.
 Does not: run a probe or train anything (the chapter passes in what it measured); the spans
 and scaling checkers are :mod:`mlmlib.exercises.scaling`'s.
 
->>> verdict = check_reader_vs_block("farther", reader_kls=[0.005, 0.006],
-...                                  block_kls=[0.003, 0.003])
->>> bool(verdict), str(verdict).split("; ")[1][:53]
-(True, 'the block minus the reader is -0.0025 on average (sta')
+>>> verdict = check_reader_vs_block("farther", reader_kls=[0.005, 0.006, 0.005],
+...                                  block_kls=[0.003, 0.003, 0.002])
+>>> bool(verdict), str(verdict).split(": ")[2]
+(True, 'the block minus the reader is -0.0027 on average over the 3 pairs, standard error 0.0003.')
 """
 
 from __future__ import annotations
@@ -111,26 +111,25 @@ def check_reader_vs_block(answer, reader_kls: Sequence[float],
     around a blank come closer to the belief than the probe on the trained block, farther, or
     about the same? The two are paired: ``reader_kls[k]`` is the reader's KL fitted on the k-th
     draw of sentences, ``block_kls[k]`` the block's of the k-th seed fitted on the same draw.
-    A side counts only when it wins on every pair; otherwise they are about the same, and the
-    verdict gives the size: the mean of the pairs' differences and its standard error. The usual
-    mistake, "farther", expects a transformer to beat a reader of the words whatever the
-    world."""
+    The pairs decide by the mean of their differences and its standard error: a side counts
+    only when the mean is at least two standard errors from 0; otherwise they are about the
+    same. The usual mistake, "farther", expects a transformer to beat a reader of the words
+    whatever the world."""
     reader_kls = numbers(reader_kls, "reader_kls", 0, ndim=1, empty=False)
     block_kls = numbers(block_kls, "block_kls", 0, ndim=1, empty=False)
-    if len(reader_kls) != len(block_kls):
-        raise ValueError(f"reader_kls and block_kls must pair draw with seed: got "
-                         f"{len(reader_kls)} and {len(block_kls)} numbers")
+    if len(reader_kls) != len(block_kls) or len(block_kls) < 2:
+        raise ValueError(f"reader_kls and block_kls must pair draw with seed, two pairs at "
+                         f"least: got {len(reader_kls)} and {len(block_kls)} numbers")
     diffs = block_kls - reader_kls  # below 0: the block is closer on that pair
-    n, wins = len(diffs), int((diffs < 0).sum())
-    side = "farther" if wins == n else "closer" if wins == 0 else "same"
-    spread = f"; the block minus the reader is {diffs.mean():+.4f} on average" + (
-        f" (standard error {diffs.std(ddof=1) / n ** 0.5:.4f} over the {n} pairs)" if n > 1
-        else "")
-    pairs = "on the one pair" if n == 1 else f"on every one of the {n} pairs"
-    said = {"farther": f"the block is closer to the belief {pairs}",
-            "closer": f"the reader is closer to the belief {pairs}",
-            "same": f"the block is closer on {wins} of {n} pairs, the reader on the others: "
-                    "about the same"}[side] + spread
+    n, mean = len(diffs), diffs.mean()
+    se = diffs.std(ddof=1) / n ** 0.5
+    side = ("same" if abs(mean) < 2 * se or mean == 0 else
+            "farther" if mean < 0 else "closer")  # the reader's side
+    size = (f"the block minus the reader is {mean:+.4f} on average over the {n} pairs, "
+            f"standard error {se:.4f}")
+    said = {"farther": f"the block is closer to the belief: {size}",
+            "closer": f"the reader is closer to the belief: {size}",
+            "same": f"{size}, less than two standard errors from 0: about the same"}[side]
     word = _word(answer)
     if word not in ("closer", "farther", "same"):
         return _no('Not answered yet: predict "closer", "farther" or "same".')
@@ -139,7 +138,7 @@ def check_reader_vs_block(answer, reader_kls: Sequence[float],
     hint = ("A transformer need not beat a reader of the words: in this world, what does the "
             "belief at a blank depend on?" if word == "farther" else
             "The block reads the same words, and more: what would it have to lose?"
-            if word == "closer" else "Count the pairs on which each wins.")
+            if word == "closer" else "How far is the mean from 0, in standard errors?")
     return _no(f"The runs disagree: {said}. {hint}")
 
 
