@@ -435,41 +435,41 @@ READERS = [0.005, 0.006, 0.004]  # a reader's KL on three draws of sentences
 
 
 @pytest.mark.parametrize(("blocks", "right"), [
-    ([0.003, 0.004, 0.002], "farther"),  # the block closer by 2 on every pair: the reader farther
-    ([0.009, 0.008, 0.007], "closer"),
-    ([0.003, 0.012, 0.004], "same"),
-    ([0.0045, 0.0045, 0.0045], "same"),  # the block wins two pairs and loses one, all by little
+    ([0.003, 0.004, 0.002], "farther"),  # the block closer by 0.002 on every pair: interval < 0
+    ([0.009, 0.010, 0.008], "closer"),
+    ([0.0045, 0.0065, 0.0035], "same"),  # within half a thousandth each way: the same
 ])
-def test_reader_vs_block_reads_the_pairs(blocks, right):
+def test_reader_vs_block_reads_the_interval(blocks, right):
     assert check_reader_vs_block(right, READERS, blocks)
     assert check_reader_vs_block(f" {right.upper()} ", READERS, blocks)
     for wrong in {"closer", "farther", "same"} - {right}:
         _fails_with(check_reader_vs_block(wrong, READERS, blocks), "The runs disagree")
-    assert check_reader_vs_block("about the same", [0.005, 0.005], [0.003, 0.012])
+    assert check_reader_vs_block("about the same", READERS, [0.0045, 0.0065, 0.0035])
 
 
-def test_reader_vs_block_decides_by_the_mean_and_its_error():
-    # the block closer on every pair, but by a mean within two standard errors of 0: same
-    assert check_reader_vs_block("same", [0.005, 0.005, 0.005], [0.0049, 0.0001, 0.0049])
-    # the block farther on one pair only, yet the mean is many standard errors below 0
-    verdict = check_reader_vs_block("farther", [0.010, 0.010, 0.010, 0.010, 0.010],
-                                    [0.002, 0.003, 0.001, 0.0101, 0.002])
-    assert verdict and "standard error" in str(verdict)
-    verdict = check_reader_vs_block("same", [0.010, 0.004], [0.003, 0.009])
-    assert "-0.0010 on average over the 2 pairs, standard error 0.0060" in str(verdict)
+def test_reader_vs_block_will_not_settle_a_wide_interval():
+    # the block farther on average, but the interval holds 0 and reaches past the margin
+    for answer in ("closer", "farther", "same"):
+        _fails_with(check_reader_vs_block(answer, READERS, [0.003, 0.030, 0.004]),
+                    "cannot settle", "95% interval")
+    # the same numbers judged with a wider margin: the same
+    assert check_reader_vs_block("same", READERS, [0.003, 0.030, 0.004], margin=0.2)
+    verdict = check_reader_vs_block("same", [0.010, 0.004], [0.003, 0.009], margin=0.1)
+    assert "-0.0010 on average over the 2 pairs, 95% interval -0.0772 to +0.0752" in str(verdict)
 
 
 def test_reader_vs_block_names_the_transformer_mistake():
-    _fails_with(check_reader_vs_block("farther", READERS, [0.003, 0.012, 0.004]),
+    _fails_with(check_reader_vs_block("farther", READERS, [0.0045, 0.0065, 0.0035]),
                 "A transformer need not beat")
-    _fails_with(check_reader_vs_block("same", READERS, [0.003, 0.004, 0.002]),
-                "standard errors?")
+    _fails_with(check_reader_vs_block("same", READERS, [0.003, 0.004, 0.002]), "hold 0?")
     _fails_with(check_reader_vs_block(None, [0.005, 0.004], [0.003, 0.002]), "Not answered yet")
     with pytest.raises(ValueError, match="block_kls"):
         check_reader_vs_block("same", [0.005], [])
     with pytest.raises(ValueError, match="reader_kls"):
         check_reader_vs_block("same", [-1.0, 0.1], [0.003, 0.1])
-    with pytest.raises(ValueError, match="pair draw with seed"):
+    with pytest.raises(ValueError, match="pair seed with seed"):
         check_reader_vs_block("same", [0.005, 0.004], [0.003])
     with pytest.raises(ValueError, match="two pairs at least"):
         check_reader_vs_block("same", [0.005], [0.003])
+    with pytest.raises(ValueError, match="margin"):
+        check_reader_vs_block("same", [0.005, 0.004], [0.003, 0.002], margin=0)

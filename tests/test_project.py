@@ -83,6 +83,7 @@ ALLOWED = {
     "toyworld": set(),
     "probe": set(),  # a linear probe: torch and the argument checks only
     "scaling": set(),  # a scaling law's fit: numpy, torch and the argument checks only
+    "seeds": set(),  # a paired difference over seeds: the argument checks only
     "corpora": {"constants", "tokenizer", "masking"},
     "train": {"constants", "loss", "masking", "model", "tokenizer", "corpora", "toyworld",
               "hf"},  # hf: Hugging Face's model behind MiniBert's call, for the benchmarks
@@ -90,7 +91,7 @@ ALLOWED = {
     "plots": {"constants", "loss", "masking"},
     "widgets": {"plots", "constants", "loss", "masking", "toyworld",
                 "model"},  # model: the stored toy model comes back as a MiniBert
-    "exercises": {"constants", "loss", "masking"},
+    "exercises": {"constants", "loss", "masking", "seeds"},
     "course": {"exercises", "plots"},  # the teaching side: editions (figures' alt), grading
 }
 

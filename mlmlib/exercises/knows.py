@@ -15,8 +15,8 @@ and scaling checkers are :mod:`mlmlib.exercises.scaling`'s.
 
 >>> verdict = check_reader_vs_block("farther", reader_kls=[0.005, 0.006, 0.005],
 ...                                  block_kls=[0.003, 0.003, 0.002])
->>> bool(verdict), str(verdict).split(": ")[2]
-(True, 'the block minus the reader is -0.0027 on average over the 3 pairs, standard error 0.0003.')
+>>> bool(verdict), str(verdict).split(": ")[2][:48]
+(True, 'the block minus the reader is -0.0027 on average')
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from mlmlib.exercises._common import (
     _word,
     _yes,
 )
+from mlmlib.seeds import paired_difference
 
 NO_LAYER = "none"  # the answer when no layer's probe gets below the threshold
 
@@ -105,40 +106,42 @@ def check_first_layer(answer, kl: dict[str, Sequence[float]],
                f"{mean}. Where does it first get below?")
 
 
-def check_reader_vs_block(answer, reader_kls: Sequence[float],
-                          block_kls: Sequence[float]) -> Verdict:
+def check_reader_vs_block(answer, reader_kls: Sequence[float], block_kls: Sequence[float],
+                          margin: float = 0.01) -> Verdict:
     """Check a prediction, "closer", "farther" or "same": does a linear reader of the words
     around a blank come closer to the belief than the probe on the trained block, farther, or
     about the same? The two are paired: ``reader_kls[k]`` is the reader's KL fitted on the k-th
     draw of sentences, ``block_kls[k]`` the block's of the k-th seed fitted on the same draw.
-    The pairs decide by the mean of their differences and its standard error: a side counts
-    only when the mean is at least two standard errors from 0; otherwise they are about the
-    same. The usual mistake, "farther", expects a transformer to beat a reader of the words
-    whatever the world."""
-    reader_kls = numbers(reader_kls, "reader_kls", 0, ndim=1, empty=False)
-    block_kls = numbers(block_kls, "block_kls", 0, ndim=1, empty=False)
-    if len(reader_kls) != len(block_kls) or len(block_kls) < 2:
-        raise ValueError(f"reader_kls and block_kls must pair draw with seed, two pairs at "
-                         f"least: got {len(reader_kls)} and {len(block_kls)} numbers")
-    diffs = block_kls - reader_kls  # below 0: the block is closer on that pair
-    n, mean = len(diffs), diffs.mean()
-    se = diffs.std(ddof=1) / n ** 0.5
-    side = ("same" if abs(mean) < 2 * se or mean == 0 else
-            "farther" if mean < 0 else "closer")  # the reader's side
-    size = (f"the block minus the reader is {mean:+.4f} on average over the {n} pairs, "
-            f"standard error {se:.4f}")
-    said = {"farther": f"the block is closer to the belief: {size}",
-            "closer": f"the reader is closer to the belief: {size}",
-            "same": f"{size}, less than two standard errors from 0: about the same"}[side]
+    The pairs decide through the 95% interval of their mean difference
+    (:func:`mlmlib.seeds.paired_difference`): wholly above 0, the reader is closer; wholly below,
+    farther; wholly within ``margin`` nats of 0, the same. An interval that is none of these
+    cannot settle it, and nothing is checked. The usual mistake, "farther", expects a
+    transformer to beat a reader of the words whatever the world."""
+    margin = number(margin, "margin", 0, above=True)
+    try:
+        d = paired_difference(numbers(reader_kls, "reader_kls", 0, ndim=1, empty=False),
+                              numbers(block_kls, "block_kls", 0, ndim=1, empty=False))
+    except ValueError as err:
+        raise ValueError(f"reader_kls and block_kls: {err}") from None
+    interval = (f"the block minus the reader is {d.mean:+.4f} on average over the {d.n} pairs, "
+                f"95% interval {d.low:+.4f} to {d.high:+.4f}")
+    side = ("closer" if d.low > 0 else "farther" if d.high < 0 else
+            "same" if -margin < d.low and d.high < margin else None)
     word = _word(answer)
     if word not in ("closer", "farther", "same"):
         return _no('Not answered yet: predict "closer", "farther" or "same".')
+    if side is None:
+        return _no(f"The pairs cannot settle it: {interval}, which holds 0 but reaches beyond "
+                   f"{margin:g} nats; no prediction can be checked.")
+    said = {"farther": f"the block is closer to the belief: {interval}",
+            "closer": f"the reader is closer to the belief: {interval}",
+            "same": f"{interval}, within {margin:g} nats of 0: about the same"}[side]
     if word == side:
         return _yes(f"Your prediction matches: {said}.")
     hint = ("A transformer need not beat a reader of the words: in this world, what does the "
             "belief at a blank depend on?" if word == "farther" else
             "The block reads the same words, and more: what would it have to lose?"
-            if word == "closer" else "How far is the mean from 0, in standard errors?")
+            if word == "closer" else "Does the interval hold 0?")
     return _no(f"The runs disagree: {said}. {hint}")
 
 
