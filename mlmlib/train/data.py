@@ -93,7 +93,8 @@ def fingerprint(data: TrainData) -> str:
     return digest.hexdigest()
 
 
-EVAL_RATE = 0.15  # the evaluation protocol's share of words hidden, BERT's
+#: The evaluation protocol's share of words hidden (BERT's 15%).
+EVAL_RATE = 0.15
 
 
 def eval_batch(rows: Batch, vocab_size: int, mask_token_id: int, special_ids, rng,
