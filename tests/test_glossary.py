@@ -62,6 +62,7 @@ USES = {
     "belief": r"\bbeliefs?\b",
     "control task": r"\bcontrol tasks?\b",
     "selectivity": r"\bselectivit(?:y|ies)\b",
+    "95% interval": r"\b95% intervals?\b",
     "one-hot": r"\bone-hot\b",
     "memorisation": r"\bmemori[sz]ation\b(?!\.json)",  # not the file memorisation.json
     "dynamic masking": r"\b(?:dynamic|static) masking\b",
