@@ -156,6 +156,7 @@ def test_trained_elsewhere_reads_every_seed():
     _fails_with(check_trained_elsewhere("closer", matched, other), "Harder training need not",
                 "blanks it is shown", "?")
     _fails_with(check_trained_elsewhere("farther", other, matched), "Which blanks", "?")
+    assert check_trained_elsewhere("farther", [-0.002, 0.01], [0.03, 0.04])  # below 0 by luck
 
 
 def test_trained_elsewhere_will_not_settle_a_split():
