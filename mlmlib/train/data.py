@@ -23,7 +23,7 @@ import torch
 from mlmlib.constants import IGNORE_INDEX
 from mlmlib.corpora import Batch, Document, mask_batch, paragraphs_of
 
-__all__ = ["TrainData", "eval_batch", "fingerprint", "text_data", "toy_data"]
+__all__ = ["EVAL_RATE", "TrainData", "eval_batch", "fingerprint", "text_data", "toy_data"]
 
 
 def _check_rows(name: str, rows, vocab_size: int, labelled: bool) -> None:
