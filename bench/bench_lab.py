@@ -179,8 +179,8 @@ def score(model, ev: Batch) -> dict:
             "accuracy": (logits.argmax(-1) == truth).double().mean().item()}
 
 
-def gap_and_se(model, ev: Batch, exact_truth: torch.Tensor,
-               groups: torch.Tensor | None = None) -> tuple[float, float]:
+def gap_and_se(model, ev: Batch, exact_truth: torch.Tensor, groups: torch.Tensor | None = None,
+               expected: float | None = None) -> tuple[float, float]:
     """The model's mean loss minus the exact floor over the targets of ``ev``, and that
     difference's standard error. ``exact_truth`` is each target's exact log probability of its
     true word, in row-major order (``-world.bayes_loss(sentences, blanks, reduction="none")``).
@@ -189,7 +189,9 @@ def gap_and_se(model, ev: Batch, exact_truth: torch.Tensor,
     row's targets stay together (a ratio estimate: the spread of each row's summed gap around
     the mean gap times its number of targets). ``groups`` gives each row of ``ev`` a sentence
     id, for sets whose rows repeat a sentence (several masks of it); by default each row is
-    its own sentence."""
+    its own sentence. ``expected`` is the loss minus the floor the caller measured its own way
+    (in float32): a mean more than 1e-3 away from it means the targets and their exact log
+    probabilities are misaligned, a ``RuntimeError``."""
     targets = ev.labels != IGNORE_INDEX
     truth = ev.labels[targets]
     if len(truth) != len(exact_truth):
@@ -199,6 +201,10 @@ def gap_and_se(model, ev: Batch, exact_truth: torch.Tensor,
     logits = target_logits(model, ev).double()
     per_target = exact_truth - logits.log_softmax(-1)[torch.arange(len(truth)), truth]
     mean = per_target.mean()
+    if expected is not None and abs(mean.item() - expected) > 1e-3:  # float32 against float64
+        raise RuntimeError(f"the blanks' gaps do not add up to the loss minus the floor "
+                           f"({mean.item():.4f} against {expected:.4f}): the targets and their "
+                           "exact log probabilities are misaligned")
     _, sentence = torch.unique(sentence, return_inverse=True)  # 0, 1, ... per sentence
     n = int(sentence.max()) + 1
     if n < 2:

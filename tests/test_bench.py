@@ -125,3 +125,7 @@ def test_gap_and_se_keeps_each_sentence_together():
         gap_and_se(model, ev, exact, groups=torch.zeros(4, dtype=torch.long))
     with pytest.raises(ValueError, match="exact log probabilities"):
         gap_and_se(model, ev, exact[:3])
+    # the caller's own measure of the gap must agree: else targets and floors are misaligned
+    assert gap_and_se(model, ev, exact, expected=mean.item() + 5e-4) == (gap, se)
+    with pytest.raises(RuntimeError, match="misaligned"):
+        gap_and_se(model, ev, exact, expected=mean.item() + 0.01)
