@@ -13,6 +13,9 @@ from mlmlib.exercises import (
     check_exponent_side,
     check_first_layer,
     check_floor_side,
+    check_formula_difference,
+    check_formula_holds,
+    check_left_out_limit,
     check_limit_effect,
     check_limit_exponent,
     check_power_law_exponent,
@@ -115,7 +118,7 @@ def test_floor_side_right():
 
 def test_floor_side_mistakes_are_named():
     _fails_with(check_floor_side("above", *MEMORISED, what=WHAT), WHAT, "came out below",
-                "never trained on", "many times", "memorisation", "?")
+                "never trained on", "many times", "not a fresh sentence", "memorisation", "?")
     _fails_with(check_floor_side("below", [2.10, 2.12], [2.05, 2.06]), "came out above",
                 "not trained on", "best any reader can do", "?")
 
@@ -297,6 +300,28 @@ def test_exponent_side_bad_settings_raise(args):
         check_exponent_side("lower", *args)
 
 
+# ------------------------------------------------------------------------ a size left out
+
+
+def test_left_out_limit_reads_the_side_and_names_the_mistake():
+    right = check_left_out_limit("lower", 2.1914, 2.1577, "width 96")
+    assert right and "without width 96, the fitted E lands lower, at 2.1577" in str(right)
+    assert check_left_out_limit(" HIGHER ", 2.19, 2.20)
+    _fails_with(check_left_out_limit("higher", 2.1914, 2.1577), "lands lower", "steeper",
+                "power law", "?")
+    _fails_with(check_left_out_limit("lower", 2.19, 2.20), "lands higher", "pull", "?")
+    _fails_with(check_left_out_limit(None, 2.19, 2.20), "Not answered yet")
+    _fails_with(check_left_out_limit("lower", 2.19, 2.19), "equal")
+
+
+@pytest.mark.parametrize(("args", "error"), [(("2.19", 2.2), TypeError),
+                                             ((2.19, math.nan), ValueError),
+                                             ((2.19, 2.2, 5), TypeError)])
+def test_left_out_limit_bad_settings_raise(args, error):
+    with pytest.raises(error):
+        check_left_out_limit("lower", *args)
+
+
 # ---------------------------------------------------------------------- a limit off the floor
 
 LIMIT = E + 0.05  # a fitted E above the floor
@@ -399,6 +424,49 @@ def test_repeat_share_bad_settings_raise(args, error, words):
         check_repeat_share(0.1, *args)
 
 
+# ---------------------------------------------------------------- the two-neighbour formula
+
+SAT = "the small cat sat .".split()
+
+
+def _world():
+    from mlmlib.toyworld import ToyWorld
+
+    return ToyWorld()
+
+
+def test_formula_holds_and_its_difference_against_the_exact_belief():
+    from mlmlib.toyworld import ToyWorld
+
+    world = ToyWorld()
+    assert check_formula_holds(" No ", world, SAT, 3, [2, 3])  # "cat" hidden: split state
+    assert check_formula_holds("yes", world, SAT, 3, [3])  # "cat" visible: settled
+    _fails_with(check_formula_holds("yes", world, SAT, 3, [2, 3]), "misses", "settled", "?")
+    _fails_with(check_formula_holds("no", world, SAT, 3, [3]), "gives the exact", "?")
+    _fails_with(check_formula_holds(None, world, SAT, 3, [2, 3]), "Not answered yet")
+    exact = world.slot_posterior(SAT, [2, 3], positions=[3])[0]
+    assert abs(float(exact.max()) - 0.5238) < 1e-3  # animal's verb against person's: split
+    assert check_formula_difference(1 - float(exact.max()), world, SAT, 3, [2, 3])
+    _fails_with(check_formula_difference(0.0, world, SAT, 3, [2, 3]), "only the blank hidden")
+    _fails_with(check_formula_difference(None, world, SAT, 3, [2, 3]), "Not answered yet")
+
+
+@pytest.mark.parametrize(("args", "error", "words"), [
+    (("world", SAT, 3, [2, 3]), TypeError, "ToyWorld"),
+    ((None, "the cat", 3, [3]), TypeError, "words must be a list"),
+    ((None, ["the", "zebra", "."], 1, [1]), ValueError, "vocabulary"),
+    ((None, SAT, 4, [4]), ValueError, "a word on each side"),
+    ((None, SAT, 3, [2]), ValueError, "must hold the blank"),
+    ((None, SAT, 3, [3, 4]), ValueError, "right neighbour"),
+])
+def test_formula_bad_settings_raise(args, error, words):
+    from mlmlib.toyworld import ToyWorld
+
+    args = (ToyWorld() if args[0] is None else args[0], *args[1:])
+    with pytest.raises(error, match=words):
+        check_formula_difference(0.1, *args)
+
+
 # ----------------------------------------------------------------------------- every checker
 
 CHECKS = {
@@ -409,6 +477,9 @@ CHECKS = {
     "repeat_share": lambda a: check_repeat_share(a, [3, 5, 8], 0.15, compare_rate=0.3),
     "exponent_side": lambda a: check_exponent_side(a, 0.5, N1, N2, L1, L2, E),
     "repeat_side": lambda a: check_repeat_side(a, [3, 5, 8], 0.15, 0.3),
+    "left_out_limit": lambda a: check_left_out_limit(a, 2.19, 2.16),
+    "formula_holds": lambda a: check_formula_holds(a, _world(), SAT, 3, [2, 3]),
+    "formula_difference": lambda a: check_formula_difference(a, _world(), SAT, 3, [2, 3]),
 }
 
 

@@ -66,6 +66,7 @@ USES = {
     "one-hot": r"\bone-hot\b",
     "memorisation": r"\bmemori[sz]ation\b(?!\.json)",  # not the file memorisation.json
     "dynamic masking": r"\b(?:dynamic|static) masking\b",
+    "span": r"\bspans?\b",
     "power law": r"\bpower[- ]laws?\b",
     "scaling law": r"\bscaling laws?\b",
     "irreducible loss": r"\birreducible loss(?:es)?\b",

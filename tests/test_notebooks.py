@@ -50,6 +50,44 @@ def test_every_number_in_the_prose_was_computed(path):
         assert matches, f"{path.name}: {typed} appears in the text but no cell printed it"
 
 
+# The lab chapters quote their measurements with one or two decimals and as percentages too:
+# each such number in their prose must be one the code printed. The exceptions are facts from
+# papers and tables, each with its source.
+LAB_CHAPTERS = ("training_5_what_it_knows.ipynb", "training_6_spans_scaling.ipynb")
+SHORT_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d{1,2})?%|(?<![\w.])\d+\.\d{1,2}(?![\d%])")
+NOT_MEASURED = {
+    "2.78": "Student's t quantile, 4 degrees of freedom (checked below)",
+    "3.8": "SpanBERT's mean span length (Joshi et al. 2020)",
+    "0.34": "Hoffmann et al. 2022's fitted alpha",
+    "0.28": "Hoffmann et al. 2022's fitted beta",
+}
+
+
+@pytest.mark.parametrize("name", LAB_CHAPTERS)
+def test_every_short_number_in_a_lab_chapter_was_printed(name):
+    """A percentage, or a number with one or two decimals, in the lab chapters' prose matches
+    (after rounding, either sign) one the code printed, or is a fact from a paper or table."""
+    from mlmlib.seeds import t_quantile
+
+    assert round(t_quantile(4), 2) == 2.78
+    nb = _load(ROOT / "notebooks" / name)
+    outputs = "\n".join("".join(o.get("text", ""))
+                        + "".join(o.get("data", {}).get("text/plain", ""))
+                        for c in nb["cells"] for o in c.get("outputs", []))
+    printed_pct = set(re.findall(r"\d+(?:\.\d+)?%", outputs))
+    printed = [abs(float(x)) for x in re.findall(r"-?\d+\.\d+", outputs)]
+    missing = []
+    for typed in sorted(set(SHORT_NUMBER.findall(_prose(nb)))):
+        if typed.endswith("%"):
+            ok = typed in printed_pct
+        else:
+            decimals = len(typed.split(".")[1])
+            ok = typed in NOT_MEASURED or any(round(p, decimals) == float(typed) for p in printed)
+        if not ok:
+            missing.append(typed)
+    assert not missing, f"{name}: typed in the prose but never printed: {missing}"
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_chapter_shape(path):
     """Committed with outputs, a title, a Summary and Exercises, clean metadata."""

@@ -52,6 +52,8 @@ from mlmlib.exercises.functions import check_mlm_loss, check_slot_loss, check_so
 from mlmlib.exercises.knows import (
     check_first_layer,
     check_floor_side,
+    check_formula_difference,
+    check_formula_holds,
     check_reader_vs_block,
     check_repeat_share,
     check_repeat_side,
@@ -59,6 +61,7 @@ from mlmlib.exercises.knows import (
 from mlmlib.exercises.lab import check_direction_over_seeds, check_pointwise_information
 from mlmlib.exercises.scaling import (
     check_exponent_side,
+    check_left_out_limit,
     check_limit_effect,
     check_limit_exponent,
     check_power_law_exponent,
@@ -113,10 +116,13 @@ __all__ = [
     "check_exponent_side",
     "check_first_layer",
     "check_floor_side",
+    "check_formula_difference",
+    "check_formula_holds",
     "check_fresh_loss",
     "check_gap_prediction",
     "check_hide",
     "check_labels",
+    "check_left_out_limit",
     "check_limit_effect",
     "check_limit_exponent",
     "check_loss_from_product",

@@ -200,3 +200,20 @@ def _higher_or_lower(answer, value: float, reference: float, said: str, hint: st
     if word == side:
         return _yes(f"Your prediction matches: {said.format(side=side)}.")
     return _no(f"The numbers disagree: {said.format(side=side)}. {hint}")
+
+
+def _unsettled(diffs, what: str, side: str, tie: str) -> Verdict | None:
+    """The verdict that the seeds cannot settle a prediction, or None when they can.
+
+    ``diffs`` holds one difference per seed, positive where ``what`` came out on ``side``
+    (for example "below its floor"). The seeds settle it only when every difference has the
+    same sign and none is 0; ``tie`` says what a 0 means ("exactly at its floor").
+    """
+    n, on_side, ties = len(diffs), sum(d > 0 for d in diffs), sum(d == 0 for d in diffs)
+    if ties:
+        return _no(f"The seeds cannot settle it: {what} came out {tie} on {ties} of {n} seeds; "
+                   "no prediction can be checked.")
+    if 0 < on_side < n:
+        return _no(f"The seeds disagree: {what} came out {side} on {on_side} of {n} seeds, so "
+                   "this experiment cannot settle it; no prediction can be checked.")
+    return None

@@ -5,8 +5,9 @@ Does: check which layer first carries the world's hidden state at a blank, read 
 probe's KL from the exact posterior at each layer over seeds; whether a linear reader of the
 nearby words comes closer to that posterior than the probe on the trained block; a prediction
 that a loss ends below or above its exact floor (below is memorisation: the masks it trained
-on); and the share of a fresh mask's blanks that lie in a mask identical to one of a few fixed
-masks, computed exactly from the sentences' lengths and the masking rate. A word answer is
+on); the share of a fresh mask's blanks that lie in a mask identical to one of a few fixed
+masks, computed exactly from the sentences' lengths and the masking rate; and whether, and by how
+much, the belief from a blank's two neighbours misses the exact one. A word answer is
 read case- and space-insensitively; when the seeds disagree, the verdict says so. A wrong
 answer names the usual mistake it looks like and asks a question back.
 
@@ -31,6 +32,7 @@ from mlmlib.exercises._common import (
     _higher_or_lower,
     _no,
     _on_seeds,
+    _unsettled,
     _word,
     _yes,
 )
@@ -162,25 +164,23 @@ def check_floor_side(answer, losses, floors, what: str = "the loss") -> Verdict:
         return _no('Not answered yet: predict "below" or "above".')
     gaps = losses - floors
     n, under = len(gaps), int((gaps < 0).sum())
-    if (gaps == 0).any():
-        return _no(f"The seeds cannot settle it: {what} came out exactly at its floor on "
-                   f"{int((gaps == 0).sum())} of {n} seeds; no prediction can be checked.")
-    if 0 < under < n:
-        return _no(f"The seeds disagree: {what} came out below its floor on {under} of {n} "
-                   "seeds, so this experiment cannot settle it; no prediction can be checked.")
+    unsettled = _unsettled((-gaps).tolist(), what, "below its floor", "exactly at its floor")
+    if unsettled is not None:
+        return unsettled
     measured, seeds, by = ("below" if under else "above"), _on_seeds(n), _by(abs(gaps))
     if word == measured == "below":
         return _yes(f"Your prediction matches: {what} came out below its floor {seeds}, {by}: "
-                    "the model knows these masks' answers better than the world's "
+                    "the model knows these blanks' answers better than the world's "
                     "probabilities do. That is memorisation.")
     if word == measured:
         return _yes(f"Your prediction matches: {what} came out above its floor {seeds}, {by}: "
                     "no model beats the floor on average on blanks it has not trained on.")
     if measured == "below":
         return _no(f"Not yet: {what} came out below its floor {seeds}, {by}. The floor bounds "
-                   "the average over sentences and masks the model never trained on; these "
-                   "masks it has trained on, many times. Could it know their answers better "
-                   "than the world's probabilities do? (That would be memorisation.)")
+                   "the average over sentences the model never trained on. It has trained on "
+                   "these sentences many times, and perhaps on these very blanks: a fresh mask "
+                   "is not a fresh sentence. Could it know their answers better than the "
+                   "world's probabilities do? (That would be memorisation.)")
     return _no(f"Not yet: {what} came out above its floor {seeds}, {by}. No model beats the "
                "floor on average on blanks it has not trained on: the floor is the best any "
                "reader can do from the visible words. Had it trained on these blanks?")
@@ -259,3 +259,68 @@ def check_repeat_share(answer, lengths, rate: float, masks: int = 10,
     return _check_number(answer, share, mistakes,
                          f"the share of fresh blanks in one of {masks} fixed masks at rate "
                          f"{rate:g}")
+
+
+def _neighbour_formula(world, words, blank: int, hidden) -> tuple[float, float]:
+    r"""The largest difference, over the states, between the two-neighbour formula's belief at
+    ``blank`` and the exact belief, with ``hidden`` the blanks; and the same with only
+    ``blank`` hidden (the usual mistake). The formula takes the left neighbour's likeliest
+    state :math:`a` and the right neighbour's word :math:`w`:
+    :math:`P(z = s) \propto T(a, s) \sum_b T(s, b) P(w \mid b)`."""
+    for name in ("slot_posterior", "trans", "emit", "words"):
+        if not hasattr(world, name):
+            raise TypeError(f"world must be a mlmlib.toyworld.ToyWorld, got {type(world).__name__}")
+    if not isinstance(words, (list, tuple)) or not all(isinstance(w, str) for w in words):
+        raise TypeError("words must be a list of the sentence's words")
+    unknown = [w for w in words if w not in world.words]
+    if unknown:
+        raise ValueError(f"words not in the world's vocabulary: {unknown}")
+    blank = whole(blank, "blank", least=1)
+    if blank > len(words) - 2:
+        raise ValueError(f"blank must have a word on each side: 1 to {len(words) - 2}, got {blank}")
+    hidden = [whole(i, "hidden", least=0) for i in hidden]
+    if blank not in hidden or blank + 1 in hidden or max(hidden) >= len(words):
+        raise ValueError(f"hidden must hold the blank {blank}, not its right neighbour "
+                         f"{blank + 1}, and only positions of the sentence; got {hidden}")
+    index = {w: k for k, w in enumerate(world.words)}
+
+    def difference(hid) -> float:
+        left = world.slot_posterior(list(words), hid, positions=[blank - 1])[0]
+        a, w = int(left.argmax()), index[words[blank + 1]]
+        product = world.trans[a] * (world.trans * world.emit[:, w]).sum(1)
+        exact = world.slot_posterior(list(words), hid, positions=[blank])[0]
+        return float((product / product.sum() - exact).abs().max())
+
+    return difference(hidden), difference([blank])
+
+
+def check_formula_holds(answer, world, words, blank: int, hidden) -> Verdict:
+    """Check a prediction, "yes" or "no": does the two-neighbour formula give the exact belief
+    at ``blank`` (a largest difference under 0.01), with ``hidden`` the blanks? The difference
+    is computed here, unprinted. The usual mistake, "yes", forgets that the formula takes the
+    left neighbour's state as settled."""
+    diff, _ = _neighbour_formula(world, words, blank, hidden)
+    word = _word(answer)
+    if word not in ("yes", "no"):
+        return _no('Not answered yet: predict "yes" or "no".')
+    measured = "yes" if diff < 0.01 else "no"
+    said = ("the formula gives the exact belief there" if measured == "yes" else
+            "the formula misses the exact belief there")
+    if word == measured:
+        return _yes(f"Your prediction matches: {said}.")
+    hint = ("The formula takes the left neighbour's likeliest state as settled. With that "
+            "neighbour hidden too, is its state settled?" if word == "yes" else
+            "Is the left neighbour's state settled even though it is hidden? What do the "
+            "words around it say?")
+    return _no(f"Not yet: {said}. {hint}")
+
+
+def check_formula_difference(answer, world, words, blank: int, hidden) -> Verdict:
+    """Check a number: the largest difference, over the states, between the two-neighbour
+    formula's belief at ``blank`` and the exact belief (``world.slot_posterior``), with
+    ``hidden`` the blanks. Named mistake: only the blank hidden, its left neighbour visible."""
+    diff, alone = _neighbour_formula(world, words, blank, hidden)
+    mistakes = {"that is the difference with only the blank hidden: pass every blank, the "
+                "left neighbour's too, in hidden": alone} if abs(alone - diff) > 1e-3 else {}
+    return _check_number(answer, diff, mistakes,
+                         "the largest difference between the formula's belief and the exact one")

@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 
 from mlmlib._checks import numbers, probability
-from mlmlib.exercises._common import Verdict, _check_number, _no, _yes
+from mlmlib.exercises._common import Verdict, _check_number, _no, _unsettled, _yes
 
 
 def check_direction_over_seeds(answer, before: Sequence[float], after: Sequence[float],
@@ -32,15 +32,11 @@ def check_direction_over_seeds(answer, before: Sequence[float], after: Sequence[
         raise ValueError("before and after need one value per seed, and at least one seed")
     if not isinstance(answer, str) or answer.strip().lower() not in ("higher", "lower"):
         return _no('Not answered yet: predict "higher" or "lower".')
-    ups = sum(b > a for a, b in zip(before, after, strict=True))
-    ties = sum(b == a for a, b in zip(before, after, strict=True))
-    n = len(before)
-    if ties:
-        return _no(f"The seeds cannot settle it: {what} came out the same on {ties} of {n} "
-                   "seeds; no prediction can be checked.")
-    if 0 < ups < n:
-        return _no(f"The seeds disagree: {what} came out higher on {ups} of {n} seeds, so this "
-                   "experiment cannot settle it; no prediction can be checked.")
+    ups, n = sum(b > a for a, b in zip(before, after, strict=True)), len(before)
+    unsettled = _unsettled([b - a for a, b in zip(before, after, strict=True)], what, "higher",
+                           "the same")
+    if unsettled is not None:
+        return unsettled
     measured = "higher" if ups == n else "lower"
     if answer.strip().lower() == measured:
         return _yes(f"Your prediction matches: {what} came out {measured} on every one of "

@@ -5,7 +5,8 @@ Does: check a prediction that masking spans raises or lowers the floor, against 
 measurement's standard error; whether a model trained on one kind of blank ends closer to or
 farther from another kind's floor than a model trained on that kind; a power law's exponent
 computed by hand from two sizes and the floor; whether that two-size exponent is higher or
-lower than a fitted law's; and what a limit other than the floor does to it. A word answer
+lower than a fitted law's; which way a fitted limit moves when one size is left out; and
+what a limit other than the floor does to it. A word answer
 is read case- and space-insensitively; when the measurement cannot tell, the verdict says so
 and checks nothing. A wrong answer names the usual mistake it looks like and asks a question
 back.
@@ -28,6 +29,7 @@ from mlmlib.exercises._common import (
     _higher_or_lower,
     _no,
     _on_seeds,
+    _unsettled,
     _word,
     _yes,
 )
@@ -86,10 +88,10 @@ def check_trained_elsewhere(answer, matched_gaps, other_gaps, test: str = "singl
     if word not in ("closer", "farther"):
         return _no('Not answered yet: predict "closer" or "farther".')
     n, closer = len(matched), int((other < matched).sum())
-    if 0 < closer < n or (other == matched).any():
-        return _no(f"The seeds disagree: the model trained on the other kind is closer to the "
-                   f"{test} test's floor on {closer} of {n} seeds, so this experiment cannot "
-                   "settle it; no prediction can be checked.")
+    unsettled = _unsettled((matched - other).tolist(), "the model trained on the other kind",
+                           f"closer to the {test} test's floor", "as close as the other")
+    if unsettled is not None:
+        return unsettled
     measured = "closer" if closer else "farther"
     said = (f"on the {test} test, the model trained on the other kind ends {measured} from "
             f"the floor {_on_seeds(n)}, by {abs(other - matched).mean():.3f} nats on average")
@@ -113,6 +115,24 @@ def check_exponent_side(answer, fitted: float, n1: float, n2: float, loss1: floa
     return _higher_or_lower(answer, two, fitted,
                             f"{symbol} from these two sizes is {{side}} than the fitted "
                             f"{fitted:.3f}", "Which sizes set the fitted law's slope most?")
+
+
+def check_left_out_limit(answer, limit_all: float, limit_left_out: float,
+                         left_out: str = "the widest model") -> Verdict:
+    """Check a prediction, "higher" or "lower": with ``left_out`` taken out of the fit, does
+    the fitted limit E land higher or lower than with every size? ``limit_all`` and
+    ``limit_left_out`` are the two fitted E's. The usual mistake, "higher", reads the point
+    nearest the floor as what holds E down; a free limit follows the shape of the points."""
+    limit_all = number(limit_all, "limit_all")
+    limit_left_out = number(limit_left_out, "limit_left_out")
+    kind(left_out, "left_out", str)
+    hint = ("A free E follows the shape of the points left. Without this one, do the "
+            "others fall evenly, or steeper towards the end? Which way must E move for a "
+            "power law to steepen?" if _word(answer) == "higher" else
+            "Did this point pull the end of the curve up or down?")
+    return _higher_or_lower(answer, limit_left_out, limit_all,
+                            f"without {left_out}, the fitted E lands {{side}}, at "
+                            f"{limit_left_out:.4f} against {limit_all:.4f} with every size", hint)
 
 
 def check_power_law_exponent(answer, n1: float, n2: float, loss1: float, loss2: float,
