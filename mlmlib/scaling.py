@@ -93,13 +93,16 @@ def fit_power_law(sizes, losses, *, floor: float | None = None) -> PowerLaw:
 
 
 def bootstrap_power_law(sizes, runs, *, floor: float | None = None, resamples: int = 1000,
-                        rng) -> dict[str, np.ndarray]:
+                        rng, paired: bool = False) -> dict[str, np.ndarray]:
     """The spread of :func:`fit_power_law` over seeds, by the bootstrap.
 
     ``runs`` holds the losses ``(len(sizes), seeds)``, one row per size. Each resample draws,
     independently for each size, ``seeds`` of that row's seeds with replacement, averages them,
-    and fits the means (with ``floor`` as :func:`fit_power_law` takes it). ``rng`` (a seed or
-    a ``torch.Generator``) makes every draw, so the same seed gives the same arrays.
+    and fits the means (with ``floor`` as :func:`fit_power_law` takes it). With ``paired``,
+    each resample draws the seeds once and uses the same ones at every size: column ``j`` of
+    ``runs`` must then be one seed's runs, which a shared data order links across sizes.
+    ``rng`` (a seed or a ``torch.Generator``) makes every draw, so the same seed gives the
+    same arrays.
 
     Returns:
         ``{"E": (resamples,), "A": (resamples,), "alpha": (resamples,)}``, float64 (``E`` is
@@ -110,8 +113,11 @@ def bootstrap_power_law(sizes, runs, *, floor: float | None = None, resamples: i
     """
     sizes, runs, floor = _checked(sizes, runs, floor, "runs")
     resamples = whole(resamples, "resamples", least=1)
+    if not isinstance(paired, bool):
+        raise TypeError(f"paired must be True or False, got {type(paired).__name__}")
     k, seeds = runs.shape
-    picks = torch.randint(seeds, (resamples, k, seeds), generator=generator(rng)).numpy()
+    picks = torch.randint(seeds, (resamples, 1 if paired else k, seeds),
+                          generator=generator(rng)).expand(resamples, k, seeds).numpy()
     means = runs[np.arange(k)[:, None], picks].mean(2)  # (resamples, k)
     laws = [_fit(sizes, row, floor) for row in means]
     out = {key: np.array([getattr(law, key) for law in laws]) for key in ("E", "A", "alpha")}

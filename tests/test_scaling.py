@@ -133,6 +133,20 @@ def test_with_one_seed_or_identical_seeds_every_resample_is_the_same_fit():
                                             rel=1e-12)
 
 
+def test_the_paired_bootstrap_draws_one_set_of_seeds_for_every_size():
+    # each seed worse by its own amount at every size: a shift the same across sizes, which a
+    # fitted E absorbs when the seeds are drawn together, and which bends the law when not
+    offsets = np.array([[0.0, 0.01, 0.03]])
+    runs = exact(a=5e3)[:, None] + offsets
+    paired = bootstrap_power_law(SIZES, runs, resamples=20, rng=0, paired=True)
+    assert np.allclose(paired["alpha"], ALPHA, atol=1e-3)
+    assert np.allclose(paired["E"] - E, offsets.mean(), atol=0.03)
+    apart = bootstrap_power_law(SIZES, runs, resamples=20, rng=0)
+    assert np.ptp(apart["alpha"]) > 0.05  # drawn size by size, the shift differs per size
+    with pytest.raises(TypeError, match="paired"):
+        bootstrap_power_law(SIZES, runs, resamples=2, rng=0, paired=1)
+
+
 RUNS = np.full((3, 2), 3.0)
 
 
