@@ -22,7 +22,9 @@ from mlmlib.exercises import (
     check_reader_vs_block,
     check_repeat_share,
     check_repeat_side,
+    check_rise_side,
     check_span_effect,
+    check_span_rise,
     check_trained_elsewhere,
 )
 
@@ -300,6 +302,24 @@ def test_exponent_side_bad_settings_raise(args):
         check_exponent_side("lower", *args)
 
 
+# ------------------------------------------------------------------- the rise, other spans
+
+
+def test_rise_side_and_number():
+    assert check_rise_side("lower", 0.16, 0.30, 0.02)
+    _fails_with(check_rise_side("higher", 0.16, 0.30, 0.02), "lower than with SpanBERT", "?")
+    _fails_with(check_rise_side("lower", 0.29, 0.30, 0.02), "cannot tell")
+    _fails_with(check_rise_side(None, 0.16, 0.30, 0.02), "Not answered yet")
+    assert check_span_rise(0.1604, 0.1604, 0.3041)
+    _fails_with(check_span_rise(-0.1604, 0.1604, 0.3041), "single words minus spans")
+    _fails_with(check_span_rise(0.3041, 0.1604, 0.3041), "SpanBERT's spans")
+    _fails_with(check_span_rise(None, 0.1604, 0.3041), "Not answered yet")
+    with pytest.raises(TypeError):
+        check_span_rise(0.1, "0.16", 0.3)
+    with pytest.raises(ValueError):
+        check_rise_side("lower", 0.16, 0.30, -1.0)
+
+
 # ------------------------------------------------------------------------ a size left out
 
 
@@ -478,6 +498,8 @@ CHECKS = {
     "exponent_side": lambda a: check_exponent_side(a, 0.5, N1, N2, L1, L2, E),
     "repeat_side": lambda a: check_repeat_side(a, [3, 5, 8], 0.15, 0.3),
     "left_out_limit": lambda a: check_left_out_limit(a, 2.19, 2.16),
+    "rise_side": lambda a: check_rise_side(a, 0.16, 0.30, 0.02),
+    "span_rise": lambda a: check_span_rise(a, 0.16, 0.30),
     "formula_holds": lambda a: check_formula_holds(a, _world(), SAT, 3, [2, 3]),
     "formula_difference": lambda a: check_formula_difference(a, _world(), SAT, 3, [2, 3]),
 }

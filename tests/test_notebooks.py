@@ -57,7 +57,6 @@ LAB_CHAPTERS = ("training_5_what_it_knows.ipynb", "training_6_spans_scaling.ipyn
 SHORT_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d{1,2})?%|(?<![\w.])\d+\.\d{1,2}(?![\d%])")
 NOT_MEASURED = {
     "2.78": "Student's t quantile, 4 degrees of freedom (checked below)",
-    "3.8": "SpanBERT's mean span length (Joshi et al. 2020)",
     "0.34": "Hoffmann et al. 2022's fitted alpha",
     "0.28": "Hoffmann et al. 2022's fitted beta",
 }

@@ -65,7 +65,9 @@ from mlmlib.exercises.scaling import (
     check_limit_effect,
     check_limit_exponent,
     check_power_law_exponent,
+    check_rise_side,
     check_span_effect,
+    check_span_rise,
     check_trained_elsewhere,
 )
 from mlmlib.exercises.step import check_adamw_step, check_gap_prediction, check_score_gradient
@@ -138,6 +140,7 @@ __all__ = [
     "check_reader_vs_block",
     "check_repeat_share",
     "check_repeat_side",
+    "check_rise_side",
     "check_score",
     "check_score_gradient",
     "check_seed_gap",
@@ -146,6 +149,7 @@ __all__ = [
     "check_slotwise_loss",
     "check_softmax",
     "check_span_effect",
+    "check_span_rise",
     "check_speed_ratio",
     "check_tested_share",
     "check_total_loss",

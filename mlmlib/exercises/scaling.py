@@ -2,8 +2,9 @@
 (training_6_spans_scaling).
 
 Does: check a prediction that masking spans raises or lowers the floor, against the
-measurement's standard error; whether a model trained on one kind of blank ends closer to or
-farther from another kind's floor than a model trained on that kind; a power law's exponent
+measurement's standard error, and the rise with other span settings; whether a model trained
+on one kind of blank ends closer to or farther from another kind's floor than a model trained
+on that kind; a power law's exponent
 computed by hand from two sizes and the floor; whether that two-size exponent is higher or
 lower than a fitted law's; which way a fitted limit moves when one size is left out; and
 what a limit other than the floor does to it. A word answer
@@ -70,6 +71,34 @@ def check_span_effect(answer, token_floor: float, span_floor: float,
                "sentence's edges, or words that predict nothing?")
 
 
+def check_rise_side(answer, rise: float, spanbert_rise: float, standard_error: float) -> Verdict:
+    """Check a prediction, "higher" or "lower": with other span settings, is the floor's rise
+    from single words to spans higher or lower than with SpanBERT's? A difference of less
+    than 3 standard errors is one the measurement cannot tell, and nothing is checked."""
+    rise, spanbert_rise = number(rise, "rise"), number(spanbert_rise, "spanbert_rise")
+    standard_error = number(standard_error, "standard_error", 0)
+    if _word(answer) in ("higher", "lower") and abs(rise - spanbert_rise) < 3 * standard_error:
+        return _no(f"The measurement cannot tell: the two rises differ by "
+                   f"{abs(rise - spanbert_rise):.4f} nats, less than 3 standard errors; no "
+                   "prediction can be checked.")
+    return _higher_or_lower(answer, rise, spanbert_rise,
+                            f"the rise is {{side}} than with SpanBERT's spans, {rise:.4f} against "
+                            f"{spanbert_rise:.4f} nats",
+                            "How long are the spans now, and how many of a blank's neighbours "
+                            "do they hide with it?")
+
+
+def check_span_rise(answer, rise: float, spanbert_rise: float) -> Verdict:
+    """Check a number: the floor's rise from single words to spans (the span floor minus the
+    single-word floor, nats) with other span settings. Named mistakes: the sign flipped
+    (single words minus spans), and SpanBERT's own rise (the new setting not passed)."""
+    rise, spanbert_rise = number(rise, "rise"), number(spanbert_rise, "spanbert_rise")
+    mistakes = {"that is single words minus spans: the rise is the span floor minus the "
+                "single-word floor": -rise,
+                "that is the rise with SpanBERT's spans: pass the new setting": spanbert_rise}
+    return _check_number(answer, rise, mistakes, "the span floor minus the single-word floor")
+
+
 def check_trained_elsewhere(answer, matched_gaps, other_gaps, test: str = "single-word") -> Verdict:
     """Check a prediction, "closer" or "farther": on a test mask of one kind, does the model
     trained on the other kind end closer to the test's floor than the model trained on the
@@ -121,8 +150,9 @@ def check_left_out_limit(answer, limit_all: float, limit_left_out: float,
                          left_out: str = "the widest model") -> Verdict:
     """Check a prediction, "higher" or "lower": with ``left_out`` taken out of the fit, does
     the fitted limit E land higher or lower than with every size? ``limit_all`` and
-    ``limit_left_out`` are the two fitted E's. The usual mistake, "higher", reads the point
-    nearest the floor as what holds E down; a free limit follows the shape of the points."""
+    ``limit_left_out`` are the two fitted E's. The usual mistake, "higher", takes the size left
+    out as an anchor that held the limit down; a free limit follows the shape of the points
+    left."""
     limit_all = number(limit_all, "limit_all")
     limit_left_out = number(limit_left_out, "limit_left_out")
     kind(left_out, "left_out", str)
