@@ -7,9 +7,11 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
 from mlmlib.exercises import (
     Verdict,
+    check_block_beats_reader,
     check_exponent_side,
     check_first_layer,
     check_floor_side,
@@ -19,7 +21,8 @@ from mlmlib.exercises import (
     check_limit_effect,
     check_limit_exponent,
     check_power_law_exponent,
-    check_reader_vs_block,
+    check_probe_holds,
+    check_probe_kl,
     check_repeat_share,
     check_repeat_side,
     check_rise_side,
@@ -467,7 +470,7 @@ def test_formula_holds_and_its_difference_against_the_exact_belief():
     exact = world.slot_posterior(SAT, [2, 3], positions=[3])[0]
     assert abs(float(exact.max()) - 0.5238) < 1e-3  # animal's verb against person's: split
     assert check_formula_difference(1 - float(exact.max()), world, SAT, 3, [2, 3])
-    _fails_with(check_formula_difference(0.0, world, SAT, 3, [2, 3]), "only the blank hidden")
+    _fails_with(check_formula_difference(0.0, world, SAT, 3, [2, 3]), "only the blank masked")
     _fails_with(check_formula_difference(None, world, SAT, 3, [2, 3]), "Not answered yet")
 
 
@@ -487,6 +490,42 @@ def test_formula_bad_settings_raise(args, error, words):
         check_formula_difference(0.1, *args)
 
 
+# ------------------------------------------------------------------- a probe of one's own
+
+
+def _probe_rows(n: int, seed: int):
+    """Rows whose 4 features are a noisy code of 3 states' distributions: (x, q)."""
+    g = torch.Generator().manual_seed(seed)
+    state = torch.randint(3, (n,), generator=g)
+    q = torch.full((n, 3), 0.05, dtype=torch.float64).scatter(1, state[:, None], 0.9)
+    x = torch.nn.functional.one_hot(state, 4).double() + 0.3 * torch.randn(n, 4, generator=g,
+                                                                           dtype=torch.float64)
+    return x, q
+
+
+def test_probe_holds_and_its_kl():
+    held = _probe_rows(200, 1)
+    few, many = _probe_rows(3, 2), _probe_rows(400, 3)
+    assert check_probe_holds("no", *few, *held, weight_decay=1e-4)  # three rows: no
+    assert check_probe_holds(" Yes ", *many, *held, weight_decay=1e-4)
+    _fails_with(check_probe_holds("yes", *few, *held, weight_decay=1e-4), "above 0.1", "rows",
+                "?")
+    _fails_with(check_probe_holds(None, *many, *held), "Not answered yet")
+    from mlmlib.probe import fit_probe
+
+    probe = fit_probe(*many, rng=0, weight_decay=1e-4, steps=200)
+    right = probe.score(*held)
+    assert check_probe_kl(right.kl, *many, *held)
+    assert check_probe_kl(right.kl + 1e-3, *many, *held)  # another start: within the tolerance
+    _fails_with(check_probe_kl(probe.score(*many).kl, *many, *held), "fitted on")
+    _fails_with(check_probe_kl(right.cross_entropy, *many, *held), "cross-entropy")
+    _fails_with(check_probe_kl(None, *many, *held), "Not answered yet")
+    with pytest.raises(ValueError):
+        check_probe_kl(0.1, many[0][:5], many[1], *held)  # rows and targets disagree
+    with pytest.raises(ValueError):
+        check_probe_holds("no", *many, *held, threshold=-1.0)
+
+
 # ----------------------------------------------------------------------------- every checker
 
 CHECKS = {
@@ -502,6 +541,8 @@ CHECKS = {
     "span_rise": lambda a: check_span_rise(a, 0.16, 0.30),
     "formula_holds": lambda a: check_formula_holds(a, _world(), SAT, 3, [2, 3]),
     "formula_difference": lambda a: check_formula_difference(a, _world(), SAT, 3, [2, 3]),
+    "probe_holds": lambda a: check_probe_holds(a, *_probe_rows(30, 2), *_probe_rows(30, 1)),
+    "probe_kl": lambda a: check_probe_kl(a, *_probe_rows(30, 2), *_probe_rows(30, 1)),
 }
 
 
@@ -528,42 +569,32 @@ def test_the_power_law_checker_names_the_exponent_it_is_given():
 READERS = [0.005, 0.006, 0.004]  # a reader's KL on three draws of sentences
 
 
-@pytest.mark.parametrize(("blocks", "right"), [
-    ([0.003, 0.004, 0.002], "farther"),  # the block closer by 0.002 on every pair: interval < 0
-    ([0.009, 0.010, 0.008], "closer"),
-    ([0.0045, 0.0065, 0.0035], "same"),  # within half a thousandth each way: the same
+@pytest.mark.parametrize(("blocks", "right", "words"), [
+    ([0.003, 0.004, 0.002], "yes", "wholly below 0"),  # the block closer by 0.002 on every pair
+    ([0.009, 0.010, 0.008], "no", "the reader is"),  # the reader closer on every pair
+    ([0.0045, 0.0065, 0.0035], "no", "holds 0"),  # either way by half a thousandth
 ])
-def test_reader_vs_block_reads_the_interval(blocks, right):
-    assert check_reader_vs_block(right, READERS, blocks)
-    assert check_reader_vs_block(f" {right.upper()} ", READERS, blocks)
-    for wrong in {"closer", "farther", "same"} - {right}:
-        _fails_with(check_reader_vs_block(wrong, READERS, blocks), "The runs disagree")
-    assert check_reader_vs_block("about the same", READERS, [0.0045, 0.0065, 0.0035])
-
-
-def test_reader_vs_block_will_not_settle_a_wide_interval():
-    # the block farther on average, but the interval holds 0 and reaches past the margin
-    for answer in ("closer", "farther", "same"):
-        _fails_with(check_reader_vs_block(answer, READERS, [0.003, 0.030, 0.004]),
-                    "cannot settle", "95% interval")
-    # the same numbers judged with a wider margin: the same
-    assert check_reader_vs_block("same", READERS, [0.003, 0.030, 0.004], margin=0.2)
-    verdict = check_reader_vs_block("same", [0.010, 0.004], [0.003, 0.009], margin=0.1)
+def test_block_beats_reader_reads_the_interval(blocks, right, words):
+    verdict = check_block_beats_reader(right, READERS, blocks)
+    assert verdict and words in str(verdict)
+    assert check_block_beats_reader(f" {right.upper()} ", READERS, blocks)
+    wrong = {"yes": "no", "no": "yes"}[right]
+    _fails_with(check_block_beats_reader(wrong, READERS, blocks), "The runs disagree", words)
+    verdict = check_block_beats_reader("no", [0.010, 0.004], [0.003, 0.009])
     assert "-0.0010 on average over the 2 pairs, 95% interval -0.0772 to +0.0752" in str(verdict)
 
 
-def test_reader_vs_block_names_the_transformer_mistake():
-    _fails_with(check_reader_vs_block("farther", READERS, [0.0045, 0.0065, 0.0035]),
+def test_block_beats_reader_names_the_transformer_mistake():
+    _fails_with(check_block_beats_reader("yes", READERS, [0.0045, 0.0065, 0.0035]),
                 "A transformer need not beat")
-    _fails_with(check_reader_vs_block("same", READERS, [0.003, 0.004, 0.002]), "hold 0?")
-    _fails_with(check_reader_vs_block(None, [0.005, 0.004], [0.003, 0.002]), "Not answered yet")
+    _fails_with(check_block_beats_reader("no", READERS, [0.003, 0.004, 0.002]), "what could")
+    _fails_with(check_block_beats_reader(None, [0.005, 0.004], [0.003, 0.002]),
+                "Not answered yet")
     with pytest.raises(ValueError, match="block_kls"):
-        check_reader_vs_block("same", [0.005], [])
+        check_block_beats_reader("no", [0.005], [])
     with pytest.raises(ValueError, match="reader_kls"):
-        check_reader_vs_block("same", [-1.0, 0.1], [0.003, 0.1])
+        check_block_beats_reader("no", [-1.0, 0.1], [0.003, 0.1])
     with pytest.raises(ValueError, match="pair seed with seed"):
-        check_reader_vs_block("same", [0.005, 0.004], [0.003])
+        check_block_beats_reader("no", [0.005, 0.004], [0.003])
     with pytest.raises(ValueError, match="two pairs at least"):
-        check_reader_vs_block("same", [0.005], [0.003])
-    with pytest.raises(ValueError, match="margin"):
-        check_reader_vs_block("same", [0.005, 0.004], [0.003, 0.002], margin=0)
+        check_block_beats_reader("no", [0.005], [0.003])

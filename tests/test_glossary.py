@@ -69,6 +69,8 @@ USES = {
     "span": r"\bspans?\b",
     "power law": r"\bpower[- ]laws?\b",
     "scaling law": r"\bscaling laws?\b",
+    "least squares": r"\bleast[- ]squares\b",
+    "median": r"\bmedians?\b",
     "irreducible loss": r"\birreducible loss(?:es)?\b",
 }
 # A definition is the term in bold: its word forms, whatever the sense of the word elsewhere.

@@ -91,7 +91,7 @@ ALLOWED = {
     "plots": {"constants", "loss", "masking"},
     "widgets": {"plots", "constants", "loss", "masking", "toyworld",
                 "model"},  # model: the stored toy model comes back as a MiniBert
-    "exercises": {"constants", "loss", "masking", "seeds"},
+    "exercises": {"constants", "loss", "masking", "probe", "seeds"},
     "course": {"exercises", "plots"},  # the teaching side: editions (figures' alt), grading
 }
 

@@ -50,11 +50,13 @@ from mlmlib.exercises.encoder import (
 )
 from mlmlib.exercises.functions import check_mlm_loss, check_slot_loss, check_softmax
 from mlmlib.exercises.knows import (
+    check_block_beats_reader,
     check_first_layer,
     check_floor_side,
     check_formula_difference,
     check_formula_holds,
-    check_reader_vs_block,
+    check_probe_holds,
+    check_probe_kl,
     check_repeat_share,
     check_repeat_side,
 )
@@ -108,6 +110,7 @@ __all__ = [
     "block_parameter_count",
     "check_adamw_step",
     "check_attention_weights",
+    "check_block_beats_reader",
     "check_block_parameters",
     "check_branch_counts",
     "check_direction",
@@ -136,8 +139,9 @@ __all__ = [
     "check_pointwise_information",
     "check_power_law_exponent",
     "check_probability_from_loss",
+    "check_probe_holds",
+    "check_probe_kl",
     "check_random_branch_probability",
-    "check_reader_vs_block",
     "check_repeat_share",
     "check_repeat_side",
     "check_rise_side",

@@ -217,3 +217,12 @@ def _unsettled(diffs, what: str, side: str, tie: str) -> Verdict | None:
         return _no(f"The seeds disagree: {what} came out {side} on {on_side} of {n} seeds, so "
                    "this experiment cannot settle it; no prediction can be checked.")
     return None
+
+
+def _judged(word: str, measured: str, said: str, hints: dict[str, str],
+            disagree: str = "Not yet") -> Verdict:
+    """The verdict on a prediction ``word`` against the ``measured`` answer: right, or wrong
+    with ``said`` (what was measured) and the question back for that wrong answer."""
+    if word == measured:
+        return _yes(f"Your prediction matches: {said}.")
+    return _no(f"{disagree}: {said}. {hints[word]}")

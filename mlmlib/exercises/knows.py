@@ -2,20 +2,22 @@
 probes and memorisation.
 
 Does: check which layer first carries the world's hidden state at a blank, read off a linear
-probe's KL from the exact posterior at each layer over seeds; whether a linear reader of the
-nearby words comes closer to that posterior than the probe on the trained block; a prediction
+probe's KL from the exact posterior at each layer over seeds; whether the probe on the trained
+block comes clearly closer to that posterior than a linear reader of the nearby words; a prediction
 that a loss ends below or above its exact floor (below is memorisation: the masks it trained
 on); the share of a fresh mask's blanks that lie in a mask identical to one of a few fixed
-masks, computed exactly from the sentences' lengths and the masking rate; and whether, and by how
-much, the belief from a blank's two neighbours misses the exact one. A word answer is
+masks, computed exactly from the sentences' lengths and the masking rate; whether, and by how
+much, the belief from a blank's two neighbours misses the exact one; and a probe fitted by the
+reader (fitted again here), with too few rows or enough. A word answer is
 read case- and space-insensitively; when the seeds disagree, the verdict says so. A wrong
 answer names the usual mistake it looks like and asks a question back.
 
-Does not: run a probe or train anything (the chapter passes in what it measured); the spans
+Does not: train anything, or run a probe beyond refitting the reader's (the chapter passes in
+what it measured); the spans
 and scaling checkers are :mod:`mlmlib.exercises.scaling`'s.
 
->>> verdict = check_reader_vs_block("farther", reader_kls=[0.005, 0.006, 0.005],
-...                                  block_kls=[0.003, 0.003, 0.002])
+>>> verdict = check_block_beats_reader("yes", reader_kls=[0.005, 0.006, 0.005],
+...                                     block_kls=[0.003, 0.003, 0.002])
 >>> bool(verdict), str(verdict).split(": ")[2][:48]
 (True, 'the block minus the reader is -0.0027 on average')
 """
@@ -30,12 +32,14 @@ from mlmlib.exercises._common import (
     Verdict,
     _check_number,
     _higher_or_lower,
+    _judged,
     _no,
     _on_seeds,
     _unsettled,
     _word,
     _yes,
 )
+from mlmlib.probe import ProbeScore, fit_probe
 from mlmlib.seeds import paired_difference
 
 NO_LAYER = "none"  # the answer when no layer's probe gets below the threshold
@@ -108,43 +112,37 @@ def check_first_layer(answer, kl: dict[str, Sequence[float]],
                f"{mean}. Where does it first get below?")
 
 
-def check_reader_vs_block(answer, reader_kls: Sequence[float], block_kls: Sequence[float],
-                          margin: float = 0.01) -> Verdict:
-    """Check a prediction, "closer", "farther" or "same": does a linear reader of the words
-    around a blank come closer to the belief than the probe on the trained block, farther, or
-    about the same? The two are paired: ``reader_kls[k]`` is the reader's KL fitted on the k-th
-    draw of sentences, ``block_kls[k]`` the block's of the k-th seed fitted on the same draw.
-    The pairs decide through the 95% interval of their mean difference
-    (:func:`mlmlib.seeds.paired_difference`): wholly above 0, the reader is closer; wholly below,
-    farther; wholly within ``margin`` nats of 0, the same. An interval that is none of these
-    cannot settle it, and nothing is checked. The usual mistake, "farther", expects a
-    transformer to beat a reader of the words whatever the world."""
-    margin = number(margin, "margin", 0, above=True)
+def check_block_beats_reader(answer, reader_kls: Sequence[float],
+                             block_kls: Sequence[float]) -> Verdict:
+    """Check a prediction, "yes" or "no": does the probe on the trained block come clearly
+    closer to the belief than a linear reader of the words around the blank, that is, is the
+    95% interval of their paired difference, block minus reader, wholly below 0
+    (:func:`mlmlib.seeds.paired_difference`)? The pairs: ``reader_kls[k]`` is the reader's KL
+    fitted on the k-th draw of sentences, ``block_kls[k]`` the block's of the k-th seed fitted
+    on the same draw. The usual mistake, "yes", expects a transformer to beat a reader of the
+    words whatever the world."""
     try:
         d = paired_difference(numbers(reader_kls, "reader_kls", 0, ndim=1, empty=False),
                               numbers(block_kls, "block_kls", 0, ndim=1, empty=False))
     except ValueError as err:
         raise ValueError(f"reader_kls and block_kls: {err}") from None
+    word = _word(answer)
+    if word not in ("yes", "no"):
+        return _no('Not answered yet: predict "yes" or "no".')
     interval = (f"the block minus the reader is {d.mean:+.4f} on average over the {d.n} pairs, "
                 f"95% interval {d.low:+.4f} to {d.high:+.4f}")
-    side = ("closer" if d.low > 0 else "farther" if d.high < 0 else
-            "same" if -margin < d.low and d.high < margin else None)
-    word = _word(answer)
-    if word not in ("closer", "farther", "same"):
-        return _no('Not answered yet: predict "closer", "farther" or "same".')
-    if side is None:
-        return _no(f"The pairs cannot settle it: {interval}, which holds 0 but reaches beyond "
-                   f"{margin:g} nats; no prediction can be checked.")
-    said = {"farther": f"the block is closer to the belief: {interval}",
-            "closer": f"the reader is closer to the belief: {interval}",
-            "same": f"{interval}, within {margin:g} nats of 0: about the same"}[side]
-    if word == side:
-        return _yes(f"Your prediction matches: {said}.")
-    hint = ("A transformer need not beat a reader of the words: in this world, what does the "
-            "belief at a blank depend on?" if word == "farther" else
-            "The block reads the same words, and more: what would it have to lose?"
-            if word == "closer" else "Does the interval hold 0?")
-    return _no(f"The runs disagree: {said}. {hint}")
+    if d.high < 0:
+        said = f"the block is clearly closer: {interval}, wholly below 0"
+    elif d.low > 0:
+        said = f"the block is not closer; the reader is: {interval}, wholly above 0"
+    else:
+        said = (f"the block is not clearly closer: {interval}, which holds 0 (the block is "
+                f"closer on {d.lower_on} of {d.n} pairs)")
+    return _judged(word, "yes" if d.high < 0 else "no", said, {
+        "yes": "A transformer need not beat a reader of the words: in this world, what does "
+               "the belief at a blank depend on?",
+        "no": "The block reads the same words, and more: what could it add here?"},
+        "The runs disagree")
 
 
 def check_floor_side(answer, losses, floors, what: str = "the loss") -> Verdict:
@@ -261,10 +259,10 @@ def check_repeat_share(answer, lengths, rate: float, masks: int = 10,
                          f"{rate:g}")
 
 
-def _neighbour_formula(world, words, blank: int, hidden) -> tuple[float, float]:
+def _neighbour_formula(world, words, blank: int, masked) -> tuple[float, float]:
     r"""The largest difference, over the states, between the two-neighbour formula's belief at
-    ``blank`` and the exact belief, with ``hidden`` the blanks; and the same with only
-    ``blank`` hidden (the usual mistake). The formula takes the left neighbour's likeliest
+    ``blank`` and the exact belief, with ``masked`` the blanks; and the same with only
+    ``blank`` masked (the usual mistake). The formula takes the left neighbour's likeliest
     state :math:`a` and the right neighbour's word :math:`w`:
     :math:`P(z = s) \propto T(a, s) \sum_b T(s, b) P(w \mid b)`."""
     for name in ("slot_posterior", "trans", "emit", "words"):
@@ -278,10 +276,10 @@ def _neighbour_formula(world, words, blank: int, hidden) -> tuple[float, float]:
     blank = whole(blank, "blank", least=1)
     if blank > len(words) - 2:
         raise ValueError(f"blank must have a word on each side: 1 to {len(words) - 2}, got {blank}")
-    hidden = [whole(i, "hidden", least=0) for i in hidden]
-    if blank not in hidden or blank + 1 in hidden or max(hidden) >= len(words):
-        raise ValueError(f"hidden must hold the blank {blank}, not its right neighbour "
-                         f"{blank + 1}, and only positions of the sentence; got {hidden}")
+    masked = [whole(i, "masked", least=0) for i in masked]
+    if blank not in masked or blank + 1 in masked or max(masked) >= len(words):
+        raise ValueError(f"masked must hold the blank {blank}, not its right neighbour "
+                         f"{blank + 1}, and only positions of the sentence; got {masked}")
     index = {w: k for k, w in enumerate(world.words)}
 
     def difference(hid) -> float:
@@ -291,36 +289,77 @@ def _neighbour_formula(world, words, blank: int, hidden) -> tuple[float, float]:
         exact = world.slot_posterior(list(words), hid, positions=[blank])[0]
         return float((product / product.sum() - exact).abs().max())
 
-    return difference(hidden), difference([blank])
+    return difference(masked), difference([blank])
 
 
-def check_formula_holds(answer, world, words, blank: int, hidden) -> Verdict:
+def check_formula_holds(answer, world, words, blank: int, masked) -> Verdict:
     """Check a prediction, "yes" or "no": does the two-neighbour formula give the exact belief
-    at ``blank`` (a largest difference under 0.01), with ``hidden`` the blanks? The difference
+    at ``blank`` (a largest difference under 0.01), with ``masked`` the blanks? The difference
     is computed here, unprinted. The usual mistake, "yes", forgets that the formula takes the
     left neighbour's state as settled."""
-    diff, _ = _neighbour_formula(world, words, blank, hidden)
+    diff, _ = _neighbour_formula(world, words, blank, masked)
     word = _word(answer)
     if word not in ("yes", "no"):
         return _no('Not answered yet: predict "yes" or "no".')
     measured = "yes" if diff < 0.01 else "no"
     said = ("the formula gives the exact belief there" if measured == "yes" else
             "the formula misses the exact belief there")
-    if word == measured:
-        return _yes(f"Your prediction matches: {said}.")
-    hint = ("The formula takes the left neighbour's likeliest state as settled. With that "
-            "neighbour hidden too, is its state settled?" if word == "yes" else
-            "Is the left neighbour's state settled even though it is hidden? What do the "
-            "words around it say?")
-    return _no(f"Not yet: {said}. {hint}")
+    return _judged(word, measured, said, {
+        "yes": "The formula takes the left neighbour's likeliest state as settled. With that "
+               "neighbour masked too, is its state settled?",
+        "no": "Is the left neighbour's state settled even though it is masked? What do the "
+              "words around it say?"})
 
 
-def check_formula_difference(answer, world, words, blank: int, hidden) -> Verdict:
+def check_formula_difference(answer, world, words, blank: int, masked) -> Verdict:
     """Check a number: the largest difference, over the states, between the two-neighbour
     formula's belief at ``blank`` and the exact belief (``world.slot_posterior``), with
-    ``hidden`` the blanks. Named mistake: only the blank hidden, its left neighbour visible."""
-    diff, alone = _neighbour_formula(world, words, blank, hidden)
-    mistakes = {"that is the difference with only the blank hidden: pass every blank, the "
-                "left neighbour's too, in hidden": alone} if abs(alone - diff) > 1e-3 else {}
+    ``masked`` the blanks. Named mistake: only the blank masked, its left neighbour visible."""
+    diff, alone = _neighbour_formula(world, words, blank, masked)
+    mistakes = {"that is the difference with only the blank masked: mask the left neighbour "
+                "too": alone} if abs(alone - diff) > 1e-3 else {}
     return _check_number(answer, diff, mistakes,
                          "the largest difference between the formula's belief and the exact one")
+
+
+def _probe_scores(features, targets, held_features, held_targets,
+                  weight_decay: float) -> tuple[ProbeScore, ProbeScore]:
+    """A probe fitted as the exercise says (``fit_probe``, ``rng=0``, 200 iterations), scored
+    on the held-out rows and on its own."""
+    probe = fit_probe(features, targets, rng=0, weight_decay=weight_decay, steps=200)
+    return probe.score(held_features, held_targets), probe.score(features, targets)
+
+
+def check_probe_holds(answer, features, targets, held_features, held_targets, *,
+                      weight_decay: float = 1e-4, threshold: float = 0.1) -> Verdict:
+    """Check a prediction, "yes" or "no": does a linear probe fitted on ``features`` and
+    ``targets`` stay below ``threshold`` nats of KL on the held-out rows? The probe is fitted
+    here, unprinted. The usual mistake, "yes", reads what the vectors carry as what a probe
+    can learn from a few rows."""
+    threshold = number(threshold, "threshold", 0, above=True)
+    held, own = _probe_scores(features, targets, held_features, held_targets, weight_decay)
+    word = _word(answer)
+    if word not in ("yes", "no"):
+        return _no('Not answered yet: predict "yes" or "no".')
+    measured = "yes" if held.kl < threshold else "no"
+    said = (f"fitted on {len(targets)} rows, the probe's KL is about {held.kl:.1f} nats on the "
+            f"held-out rows ({'below' if measured == 'yes' else 'above'} {threshold:g}) and "
+            f"{own.kl:.4f} on its own rows")
+    return _judged(word, measured, said, {
+        "yes": "The vectors carry the belief, but the probe must learn to read it: how many "
+               "weights does it have, and how many rows pin them down?",
+        "no": "Are there enough rows for the probe's weights?"})
+
+
+def check_probe_kl(answer, features, targets, held_features, held_targets, *,
+                   weight_decay: float = 1e-4) -> Verdict:
+    """Check a number: the held-out KL of a linear probe fitted on ``features`` and
+    ``targets`` (``fit_probe(..., rng=0, weight_decay=..., steps=200)``). Named mistakes: the
+    KL on the rows it was fitted on, and the held-out cross-entropy instead of the KL."""
+    held, own = _probe_scores(features, targets, held_features, held_targets, weight_decay)
+    mistakes = {"that is the KL on the rows the probe was fitted on: score it on the held-out "
+                "rows": own.kl,
+                "that is the cross-entropy: the KL is the cross-entropy minus the beliefs' "
+                "entropy (the probe's floor)": held.cross_entropy}
+    return _check_number(answer, held.kl, mistakes, "the probe's KL on the held-out rows",
+                         tol=2e-3)
