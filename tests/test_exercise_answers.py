@@ -123,3 +123,22 @@ def test_no_exercise_asks_for_a_number_printed_above_it(path):
                 leaks = [p for p in shown if gives_away(p, answer)]
                 assert not leaks, (f"{path.name}: exercise {label} asks for {answer}, but cell "
                                    f"{k} above it shows {leaks[0]}")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_solution_cell_shows_its_checker_agreeing(path):
+    """A code cell inside a solution runs the exercise's own answer through its checker, and
+    the reader sees the checker agree: a verdict left unprinted (returned but not the cell's
+    last value) would leave the solution unconfirmed."""
+    inside, silent = False, []
+    for cell in json.loads(path.read_text())["cells"]:
+        text = "".join(cell["source"])
+        if cell["cell_type"] == "markdown":
+            inside = ("{solution-start}" in text or inside) and "{solution-end}" not in text
+            continue
+        if inside:
+            shown = "".join("".join(out.get("text", "")) + "".join(
+                out.get("data", {}).get("text/plain", "")) for out in cell.get("outputs", []))
+            if not re.search(r"\bmatches\b|\bCorrect\b", shown):
+                silent.append(cell.get("id"))
+    assert not silent, f"{path.name}: solution cells whose checker's verdict is not shown: {silent}"
