@@ -117,6 +117,7 @@ PAPERS = {  # a name in the text -> the bibtex key a page that uses it must cite
     r"Zhang and Bowman": "zhang2018language",
     r"Muennighoff": "muennighoff2023scaling",
     r"Besiroglu": "besiroglu2024chinchilla",
+    r"Alain and Bengio": "alain2016understanding",
 }
 PAGES = NOTEBOOKS + sorted((ROOT / "book").glob("*.md"))
 BIB_KEYS = set(re.findall(r"@\w+\{([^,]+),", (ROOT / "book" / "references.bib").read_text()))
