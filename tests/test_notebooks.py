@@ -24,14 +24,17 @@ def _prose(nb) -> str:
     return "\n".join(parts)
 
 
+def _output_text(nb) -> str:
+    """Everything the code cells printed or displayed as text."""
+    return "\n".join("".join(out.get("text", "")) + "\n"
+                     + "".join(out.get("data", {}).get("text/plain", ""))
+                     for c in nb["cells"] for out in c.get("outputs", []))
+
+
 def _printed(nb) -> list[str]:
     """Every number the code cells printed or displayed as text."""
-    texts = []
-    for c in nb["cells"]:
-        for out in c.get("outputs", []):
-            texts.append("".join(out.get("text", "")))
-            texts.append("".join(out.get("data", {}).get("text/plain", "")))
-    return NUMBER.findall("\n".join(texts)) + re.findall(r"-?\d+\.\d+", "\n".join(texts))
+    text = _output_text(nb)
+    return NUMBER.findall(text) + re.findall(r"-?\d+\.\d+", text)
 
 
 def test_there_are_chapters():
@@ -70,9 +73,7 @@ def test_every_short_number_in_a_lab_chapter_was_printed(name):
 
     assert round(t_quantile(4), 2) == 2.78
     nb = _load(ROOT / "notebooks" / name)
-    outputs = "\n".join("".join(o.get("text", ""))
-                        + "".join(o.get("data", {}).get("text/plain", ""))
-                        for c in nb["cells"] for o in c.get("outputs", []))
+    outputs = _output_text(nb)
     printed_pct = set(re.findall(r"\d+(?:\.\d+)?%", outputs))
     printed = [abs(float(x)) for x in re.findall(r"-?\d+\.\d+", outputs)]
     missing = []

@@ -161,11 +161,11 @@ def check_floor_side(answer, losses, floors, what: str = "the loss") -> Verdict:
     if word not in ("below", "above"):
         return _no('Not answered yet: predict "below" or "above".')
     gaps = losses - floors
-    n, under = len(gaps), int((gaps < 0).sum())
     unsettled = _unsettled((-gaps).tolist(), what, "below its floor", "exactly at its floor")
     if unsettled is not None:
-        return unsettled
-    measured, seeds, by = ("below" if under else "above"), _on_seeds(n), _by(abs(gaps))
+        return unsettled  # otherwise every seed is on one side: the first seed's
+    measured = "below" if gaps[0] < 0 else "above"
+    seeds, by = _on_seeds(len(gaps)), _by(abs(gaps))
     if word == measured == "below":
         return _yes(f"Your prediction matches: {what} came out below its floor {seeds}, {by}: "
                     "the model knows these blanks' answers better than the world's "

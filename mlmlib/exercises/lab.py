@@ -32,12 +32,11 @@ def check_direction_over_seeds(answer, before: Sequence[float], after: Sequence[
         raise ValueError("before and after need one value per seed, and at least one seed")
     if not isinstance(answer, str) or answer.strip().lower() not in ("higher", "lower"):
         return _no('Not answered yet: predict "higher" or "lower".')
-    ups, n = sum(b > a for a, b in zip(before, after, strict=True)), len(before)
-    unsettled = _unsettled([b - a for a, b in zip(before, after, strict=True)], what, "higher",
-                           "the same")
+    diffs, n = [b - a for a, b in zip(before, after, strict=True)], len(before)
+    unsettled = _unsettled(diffs, what, "higher", "the same")
     if unsettled is not None:
-        return unsettled
-    measured = "higher" if ups == n else "lower"
+        return unsettled  # otherwise every seed is on one side: the first seed's
+    measured = "higher" if diffs[0] > 0 else "lower"
     if answer.strip().lower() == measured:
         return _yes(f"Your prediction matches: {what} came out {measured} on every one of "
                     f"{n} seeds.")

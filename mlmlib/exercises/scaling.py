@@ -116,14 +116,14 @@ def check_trained_elsewhere(answer, matched_gaps, other_gaps, test: str = "singl
     word = _word(answer)
     if word not in ("closer", "farther"):
         return _no('Not answered yet: predict "closer" or "farther".')
-    n, closer = len(matched), int((other < matched).sum())
     unsettled = _unsettled((matched - other).tolist(), "the model trained on the other kind",
                            f"closer to the {test} test's floor", "as close as the other")
     if unsettled is not None:
-        return unsettled
-    measured = "closer" if closer else "farther"
+        return unsettled  # otherwise every seed is on one side: the first seed's
+    measured = "closer" if other[0] < matched[0] else "farther"
     said = (f"on the {test} test, the model trained on the other kind ends {measured} from "
-            f"the floor {_on_seeds(n)}, by {abs(other - matched).mean():.3f} nats on average")
+            f"the floor {_on_seeds(len(matched))}, by {abs(other - matched).mean():.3f} nats on "
+            "average")
     if word == measured:
         return _yes(f"Your prediction matches: {said}.")
     hint = ("Harder training need not teach the easier test: a model learns the blanks it is "
