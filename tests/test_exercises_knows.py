@@ -156,9 +156,10 @@ def test_floor_side_bad_settings_raise(losses, floors, what, error, words):
 # ------------------------------------------------------------- trained on the other kind
 
 def test_trained_elsewhere_reads_every_seed():
-    matched, other = [0.02, 0.03, 0.02], [0.07, 0.05, 0.10]  # the other kind is farther
+    matched, other = [0.02, 0.03, 0.02], [0.07, 0.06, 0.08]  # the other kind is farther
     verdict = check_trained_elsewhere("farther", matched, other)
-    assert verdict and "every one of 3 seeds" in str(verdict) and "0.050 nats" in str(verdict)
+    assert verdict and "over 3 seeds" in str(verdict) and "0.047 nats" in str(verdict)
+    assert "farther on 3 of 3 seeds, closer on 0" in str(verdict)
     assert check_trained_elsewhere(" Farther. ", matched, other)
     assert check_trained_elsewhere("closer", other, matched, test="span")
     _fails_with(check_trained_elsewhere("closer", matched, other), "Harder training need not",
@@ -167,11 +168,29 @@ def test_trained_elsewhere_reads_every_seed():
     assert check_trained_elsewhere("farther", [-0.002, 0.01], [0.03, 0.04])  # below 0 by luck
 
 
+def test_trained_elsewhere_counts_a_seed_within_its_error_as_level():
+    # the chapter's case: seed 1 costs +0.002 against a standard error of about 0.003
+    matched, other = [0.033, 0.018, 0.019, 0.022, 0.020], [0.049, 0.020, 0.103, 0.101, 0.072]
+    ses = [0.005, 0.003, 0.006, 0.007, 0.005]
+    verdict = check_trained_elsewhere("farther", matched, other, ses)
+    assert verdict and "farther on 4 of 5 seeds, closer on 0" in str(verdict)
+    assert "level within one standard error on 1" in str(verdict) and "95% interval" in str(verdict)
+    # one seed, level within its error: nothing to check
+    _fails_with(check_trained_elsewhere("farther", [0.018], [0.020], [0.003]), "cannot settle",
+                "level with the other")
+    assert check_trained_elsewhere("farther", [0.018], [0.030], [0.003])
+    with pytest.raises(ValueError, match="one number per seed"):
+        check_trained_elsewhere("farther", matched, other, ses[:2])
+
+
 def test_trained_elsewhere_will_not_settle_a_split():
     for answer in ("closer", "farther"):
         _fails_with(check_trained_elsewhere(answer, [0.02, 0.05], [0.03, 0.04]),
-                    "The seeds disagree", "1 of 2 seeds", "cannot settle")
+                    "The seeds disagree", "1 of 2 seeds", "holds 0", "cannot settle")
         _fails_with(check_trained_elsewhere(answer, [0.02], [0.02]), "cannot settle")
+        # every seed on one side, but too few and too spread for the interval to exclude 0
+        _fails_with(check_trained_elsewhere(answer, [0.02, 0.03, 0.02], [0.07, 0.05, 0.10]),
+                    "The seeds cannot settle it", "holds 0", "farther on 3 of 3 seeds")
     _fails_with(check_trained_elsewhere(None, [0.02], [0.03]), "Not answered yet")
     with pytest.raises(ValueError, match="pair seed with seed"):
         check_trained_elsewhere("closer", [0.02, 0.03], [0.03])

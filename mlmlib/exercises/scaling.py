@@ -4,7 +4,8 @@
 Does: check a prediction that masking spans raises or lowers the floor, against the
 measurement's standard error, and the rise with other span settings; whether a model trained
 on one kind of blank ends closer to or farther from another kind's floor than a model trained
-on that kind; a power law's exponent
+on that kind (the mean over seeds against its 95% interval, a seed within its standard error
+counting as level); a power law's exponent
 computed by hand from two sizes and the floor; whether that two-size exponent is higher or
 lower than a fitted law's; which way a fitted limit moves when one size is left out; and
 what a limit other than the floor does to it. A word answer
@@ -28,12 +29,13 @@ from mlmlib.exercises._common import (
     Verdict,
     _check_number,
     _higher_or_lower,
+    _judged,
     _no,
-    _on_seeds,
     _unsettled,
     _word,
     _yes,
 )
+from mlmlib.seeds import paired_difference
 
 SPAN_WORDS = {"raise": "raise", "raises": "raise", "raised": "raise", "higher": "raise",
               "up": "raise", "lower": "lower", "lowers": "lower", "lowered": "lower",
@@ -99,13 +101,20 @@ def check_span_rise(answer, rise: float, spanbert_rise: float) -> Verdict:
     return _check_number(answer, rise, mistakes, "the span floor minus the single-word floor")
 
 
-def check_trained_elsewhere(answer, matched_gaps, other_gaps, test: str = "single-word") -> Verdict:
+def check_trained_elsewhere(answer, matched_gaps, other_gaps, standard_errors=None,
+                            test: str = "single-word") -> Verdict:
     """Check a prediction, "closer" or "farther": on a test mask of one kind, does the model
     trained on the other kind end closer to the test's floor than the model trained on the
     test's own kind, or farther? ``matched_gaps`` are the loss minus the floor of the model
     trained on the test's kind, one per seed, ``other_gaps`` those of the model trained on the
-    other kind, paired seed by seed. A side counts only when every seed shows it. The usual
-    mistake, "closer", expects the harder training to teach the easier test too."""
+    other kind, paired seed by seed; ``standard_errors`` (optional) one per seed, the standard
+    error of that seed's difference (the test set's noise). A seed whose difference is no
+    larger than its standard error counts as level, on neither side.
+
+    With two seeds or more, a side counts only when the 95% interval of the mean difference
+    (:func:`mlmlib.seeds.paired_difference`) excludes 0; with one seed, only when that seed is
+    not level. The usual mistake, "closer", expects the harder training to teach the easier
+    test too."""
     # a gap may be a little below 0: one test set's luck
     matched = numbers(matched_gaps, "matched_gaps", ndim=1, empty=False)
     other = numbers(other_gaps, "other_gaps", ndim=1, empty=False)
@@ -113,24 +122,50 @@ def check_trained_elsewhere(answer, matched_gaps, other_gaps, test: str = "singl
     if len(matched) != len(other):
         raise ValueError(f"matched_gaps and other_gaps must pair seed with seed: got "
                          f"{len(matched)} and {len(other)} numbers")
+    diffs = other - matched  # above 0: the model trained on the other kind is farther
+    ses = (numbers(standard_errors, "standard_errors", 0, ndim=1, empty=False)
+           if standard_errors is not None else 0 * diffs)
+    if len(ses) != len(diffs):
+        raise ValueError(f"standard_errors needs one number per seed: got {len(ses)} for "
+                         f"{len(diffs)} seeds")
     word = _word(answer)
     if word not in ("closer", "farther"):
         return _no('Not answered yet: predict "closer" or "farther".')
-    unsettled = _unsettled((matched - other).tolist(), "the model trained on the other kind",
-                           f"closer to the {test} test's floor", "as close as the other")
-    if unsettled is not None:
-        return unsettled  # otherwise every seed is on one side: the first seed's
-    measured = "closer" if other[0] < matched[0] else "farther"
-    said = (f"on the {test} test, the model trained on the other kind ends {measured} from "
-            f"the floor {_on_seeds(len(matched))}, by {abs(other - matched).mean():.3f} nats on "
-            "average")
-    if word == measured:
-        return _yes(f"Your prediction matches: {said}.")
-    hint = ("Harder training need not teach the easier test: a model learns the blanks it is "
-            "shown. How often did it see a blank like this test's, with its neighbours in "
-            "view?" if word == "closer" else
-            "Which blanks did each model see in training, and which does this test show?")
-    return _no(f"The seeds disagree with you: {said}. {hint}")
+    level = abs(diffs) <= ses
+    n = len(diffs)
+    farther, closer = int(((diffs > 0) & ~level).sum()), int(((diffs < 0) & ~level).sum())
+    what = "the model trained on the other kind"
+    if n == 1:
+        unsettled = _unsettled([0.0 if level[0] else float(-diffs[0])], what,
+                               f"closer to the {test} test's floor", "level with the other, "
+                               "within its standard error,")
+        if unsettled is not None:
+            return unsettled
+        measured = "closer" if diffs[0] < 0 else "farther"
+        said = (f"on the {test} test, {what} ends {measured} from the floor on its one seed, by "
+                f"{abs(diffs[0]):.3f} nats")
+    else:
+        d = paired_difference(matched, other)
+        seeds = (f"farther on {farther} of {n} seeds, closer on {closer}"
+                 + (f", level within one standard error on {n - farther - closer}"
+                    if standard_errors is not None or level.any() else ""))
+        interval = f"95% interval {d.low:+.3f} to {d.high:+.3f}"
+        if d.low <= 0 <= d.high:
+            disagree = "The seeds disagree" if farther and closer else "The seeds cannot settle it"
+            side = "farther" if d.mean > 0 else "closer"
+            return _no(f"{disagree}: on the {test} test, {what} ends {side} from the floor by "
+                       f"{abs(d.mean):.3f} nats on average over {n} seeds, but the {interval} "
+                       f"holds 0 ({seeds}), so this experiment cannot settle it; no prediction "
+                       "can be checked.")
+        measured = "farther" if d.low > 0 else "closer"
+        said = (f"on the {test} test, {what} ends {measured} from the floor, by "
+                f"{abs(d.mean):.3f} nats on average over {n} seeds ({interval}; {seeds})")
+    return _judged(word, measured, said, {
+        "closer": "Harder training need not teach the easier test: a model learns the blanks "
+                  "it is shown. How often did it see a blank like this test's, with its "
+                  "neighbours in view?",
+        "farther": "Which blanks did each model see in training, and which does this test "
+                   "show?"}, "The seeds disagree with you")
 
 
 def check_exponent_side(answer, fitted: float, n1: float, n2: float, loss1: float,
