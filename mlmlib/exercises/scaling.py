@@ -176,9 +176,11 @@ def check_exponent_side(answer, fitted: float, n1: float, n2: float, loss1: floa
     that asks does not show it."""
     fitted = number(fitted, "fitted")
     two = _two_size_exponent(n1, n2, loss1, loss2, floor)
+    hint = ("A fit on the logarithms of the whole loss leans on the sizes where the loss falls "
+            "most. Is the fall between these two sizes as steep as the one the fit leans on?")
     return _higher_or_lower(answer, two, fitted,
                             f"{symbol} from these two sizes is {{side}} than the fitted "
-                            f"{fitted:.3f}", "Which sizes set the fitted law's slope most?")
+                            f"{fitted:.3f}", hint)
 
 
 def check_left_out_limit(answer, limit_all: float, limit_left_out: float,
