@@ -62,7 +62,7 @@ class PowerLaw:
 # exp(c - alpha u) with u = log n - mean(log n), which keeps c and alpha nearly uncorrelated.
 
 
-def fit_power_law(sizes, losses, *, floor: float | None = None) -> PowerLaw:
+def fit_power_law(sizes, losses, *, floor: float | None = None, bounded: bool = True) -> PowerLaw:
     r"""Fit :math:`L(n) = E + A n^{-\alpha}` to the losses measured at ``sizes``.
 
     .. math::
@@ -74,7 +74,10 @@ def fit_power_law(sizes, losses, *, floor: float | None = None) -> PowerLaw:
     as well, within ``0 <= E < min(losses)``, by profiling: the two-parameter fit for each E of
     a fine grid, then finer grids between the best point's neighbours, then all three refined
     together. E may land on 0 (the data show no floor at all) or just under ``min(losses)``
-    (the data show no curvature); it is reported where it lands. Hoffmann et al. minimise a
+    (the data show no curvature); it is reported where it lands. That upper bound is this
+    library's convention (a limit above a measured mean says that run beat the limit, which a
+    lucky run can do): ``bounded=False`` lifts it, so that E may land anywhere in
+    ``0 <= E < max(losses)``, and shows how much the bound moved the fit. Hoffmann et al. minimise a
     Huber loss (delta 1e-3) of these same log residuals; with a handful of points, plain
     squares are used here.
 
@@ -84,12 +87,16 @@ def fit_power_law(sizes, losses, *, floor: float | None = None) -> PowerLaw:
         losses: one positive loss per size (a mean over seeds, say).
         floor: the irreducible loss, when known (not negative; 0 for a pure power law). Every
             loss must lie above it.
+        bounded: with E fitted, keep it below the lowest loss (the default) or only below the
+            highest; ignored when ``floor`` is given.
 
     Returns:
         a :class:`PowerLaw`, whose ``rms`` is that of the log residuals at the optimum.
     """
     sizes, losses, floor = _checked(sizes, losses, floor, "losses")
-    return _fit(sizes, losses, floor)
+    if not isinstance(bounded, bool):
+        raise TypeError(f"bounded must be True or False, got {type(bounded).__name__}")
+    return _fit(sizes, losses, floor, bounded)
 
 
 def bootstrap_power_law(sizes, runs, *, floor: float | None = None, resamples: int = 1000,
@@ -179,7 +186,7 @@ def _checked(sizes, losses, floor, name: str):
     return sizes, losses, floor
 
 
-def _fit(sizes, loss, floor) -> PowerLaw:
+def _fit(sizes, loss, floor, bounded: bool = True) -> PowerLaw:
     """The fit itself, on checked float64 arrays (see :func:`fit_power_law`)."""
     log_n = np.log(sizes)
     u = log_n - log_n.mean()
@@ -187,19 +194,19 @@ def _fit(sizes, loss, floor) -> PowerLaw:
         x, sse = _profile(np.array([floor]), u, loss)
         E, (c, alpha), sse = floor, x[0], sse[0]
     else:
-        E, c, alpha, sse = _profile_E(u, loss)
+        E, c, alpha, sse = _profile_E(u, loss, loss.min() if bounded else loss.max())
     return PowerLaw(float(E), float(np.exp(c + alpha * log_n.mean())), float(alpha),
                     floor is None, float(np.sqrt(sse / len(loss))),
-                    floor is None and bool(E > loss.min() - BOUND_TOL))
+                    floor is None and bounded and bool(E > loss.min() - BOUND_TOL))
 
 
-def _profile_E(u, loss):
-    """E fitted: the profile ``min over (c, alpha)`` on a grid of E in [0, min L) (finer
-    towards min L), then round after round a grid of 10 between the best point's neighbours,
-    then all three refined together. Returns E, c, alpha and the sum of squares."""
-    top = loss.min()
+def _profile_E(u, loss, top):
+    """E fitted: the profile ``min over (c, alpha)`` on a grid of E in [0, top) (finer
+    towards top: min L, or max L when unbounded), then round after round a grid of 10 between
+    the best point's neighbours, then all three refined together. Returns E, c, alpha and the
+    sum of squares."""
     t = np.concatenate([np.linspace(0, 1, 101)[1:], np.logspace(-12, 0, 61)])
-    points = np.unique(top * (1 - t))  # from 0 up to within 1e-12 of min L
+    points = np.unique(top * (1 - t))  # from 0 up to within 1e-12 of the top
     x, sse = _profile(points, u, loss)
     k = int(np.argmin(sse))
     best = (sse[k], points[k], *x[k])
@@ -219,10 +226,22 @@ def _profile_E(u, loss):
 
 def _profile(E, u, loss):
     """For each candidate ``E`` (K,): the best (c, alpha) with E fixed, from the straight line
-    through (u, log(L - E)), and the sum of squares there (K,)."""
-    y = np.log(loss - E[:, None])
-    start = np.stack([y.mean(1), -(y @ u) / (u @ u)], axis=1)
-    return _least_squares(start, _model(u, np.log(loss), E[:, None]))
+    through (u, log(L - E)) over the points above E, and the sum of squares there (K,;
+    infinite where fewer than two points lie above E)."""
+    gap = loss - E[:, None]  # (K, k)
+    above = gap > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        y = np.log(np.where(above, gap, 1.0))
+    start = np.stack([y.mean(1), -(y @ u) / (u @ u)], axis=1)  # every point above E
+    if not above.all():  # E above some loss (unbounded): the line through the rest
+        n = np.maximum(above.sum(1), 1)
+        u_mean, y_mean = (above * u).sum(1) / n, (above * y).sum(1) / n
+        du = np.where(above, u - u_mean[:, None], 0.0)
+        slope = (du * (y - y_mean[:, None])).sum(1) / np.maximum((du * du).sum(1), 1e-300)
+        start = np.where(above.all(1)[:, None], start,
+                         np.stack([y_mean - slope * u_mean, -slope], axis=1))
+    x, sse = _least_squares(start, _model(u, np.log(loss), E[:, None]))
+    return x, np.where(above.sum(1) >= 2, sse, np.inf)
 
 
 def _model(u, log_loss, E=None):

@@ -120,6 +120,27 @@ def test_the_bootstrap_says_when_a_fitted_E_sits_at_its_bound():
     assert not bootstrap_power_law(SIZES, exact_runs, resamples=3, rng=0)["at_bound"].any()
 
 
+def test_lifting_the_bound_lets_a_fitted_E_pass_the_lowest_loss():
+    # losses that fall steeply and then flatten: the bounded fit stops at the lowest loss; the
+    # unbounded one puts E above it, with a closer fit, and is not "at its bound"
+    level = 2.0 + np.array([0.2332, 0.0637, 0.0299, 0.0169, 0.0095])
+    bounded, free = fit_power_law(SIZES, level), fit_power_law(SIZES, level, bounded=False)
+    assert bounded.at_bound and bounded.E < level.min()
+    assert not free.at_bound and level.min() < free.E < level.max() and free.fitted_E
+    assert free.rms < bounded.rms and free.alpha > bounded.alpha
+    # where the best E lies inside the bound anyway, lifting it changes nothing that matters
+    law = exact(e=2.0, a=5e3)
+    law[-1] -= 1e-4  # the largest size a little below the law, by a run's luck
+    a, b = fit_power_law(SIZES, law), fit_power_law(SIZES, law, bounded=False)
+    assert not a.at_bound and (b.E, b.alpha, b.rms) == pytest.approx((a.E, a.alpha, a.rms),
+                                                                     rel=1e-6)
+    # E fixed: the bound plays no part, and the same law comes back either way
+    assert fit_power_law(SIZES, level, floor=1.9) == fit_power_law(SIZES, level, floor=1.9,
+                                                                   bounded=False)
+    with pytest.raises(TypeError, match="bounded must be True or False, got str"):
+        fit_power_law(SIZES, level, bounded="no")
+
+
 def test_with_one_seed_or_identical_seeds_every_resample_is_the_same_fit():
     one = noisy(2)[:, :1]
     law = fit_power_law(SIZES, one[:, 0])
