@@ -332,6 +332,9 @@ def test_rise_side_and_number():
     _fails_with(check_rise_side("higher", 0.16, 0.30, 0.02), "lower than with SpanBERT", "?")
     _fails_with(check_rise_side("lower", 0.29, 0.30, 0.02), "cannot tell")
     _fails_with(check_rise_side(None, 0.16, 0.30, 0.02), "Not answered yet")
+    _fails_with(check_rise_side("same", 0.16, 0.30, 0.02), "Not the same", "lower than with",
+                "how they are arranged")  # the usual mistake, named
+    _fails_with(check_rise_side("same", 0.29, 0.30, 0.02), "cannot tell")  # within noise
     assert check_span_rise(0.1604, 0.1604, 0.3041)
     _fails_with(check_span_rise(-0.1604, 0.1604, 0.3041), "single words minus spans")
     _fails_with(check_span_rise(0.3041, 0.1604, 0.3041), "SpanBERT's spans")

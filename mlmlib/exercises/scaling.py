@@ -76,13 +76,20 @@ def check_span_effect(answer, token_floor: float, span_floor: float,
 def check_rise_side(answer, rise: float, spanbert_rise: float, standard_error: float) -> Verdict:
     """Check a prediction, "higher" or "lower": with other span settings, is the floor's rise
     from single words to spans higher or lower than with SpanBERT's? A difference of less
-    than 3 standard errors is one the measurement cannot tell, and nothing is checked."""
+    than 3 standard errors is one the measurement cannot tell, and nothing is checked. The
+    usual mistake, "same", counts the hidden words and forgets their arrangement."""
     rise, spanbert_rise = number(rise, "rise"), number(spanbert_rise, "spanbert_rise")
     standard_error = number(standard_error, "standard_error", 0)
-    if _word(answer) in ("higher", "lower") and abs(rise - spanbert_rise) < 3 * standard_error:
+    word, differ = _word(answer), abs(rise - spanbert_rise) >= 3 * standard_error
+    if word in ("higher", "lower", "same") and not differ:
         return _no(f"The measurement cannot tell: the two rises differ by "
                    f"{abs(rise - spanbert_rise):.4f} nats, less than 3 standard errors; no "
                    "prediction can be checked.")
+    if word == "same":
+        side = "higher" if rise > spanbert_rise else "lower"
+        return _no(f"Not the same: the rise is {side} than with SpanBERT's spans, {rise:.4f} "
+                   f"against {spanbert_rise:.4f} nats. The same number of hidden words does not "
+                   "make the same floor: how they are arranged matters.")
     return _higher_or_lower(answer, rise, spanbert_rise,
                             f"the rise is {{side}} than with SpanBERT's spans, {rise:.4f} against "
                             f"{spanbert_rise:.4f} nats",
