@@ -207,12 +207,21 @@ def gap_and_se(model, ev: Batch, exact_truth: torch.Tensor, groups: torch.Tensor
                            "exact log probabilities are misaligned")
     _, sentence = torch.unique(sentence, return_inverse=True)  # 0, 1, ... per sentence
     n = int(sentence.max()) + 1
+    sums = torch.zeros(n, dtype=torch.float64).index_add_(0, sentence, per_target)
+    return mean.item(), ratio_se(sums, torch.bincount(sentence, minlength=n))
+
+
+def ratio_se(sums: torch.Tensor, counts: torch.Tensor) -> float:
+    """The standard error over sentences of ``sums.sum() / counts.sum()``, a mean over targets
+    whose sentence ``j`` holds ``counts[j]`` targets adding up to ``sums[j]``: a ratio
+    estimate, the spread of each sentence's sum around the mean times its count."""
+    n = len(sums)
     if n < 2:
         raise ValueError("a standard error over sentences needs targets in two sentences")
-    sums = torch.zeros(n, dtype=torch.float64).index_add_(0, sentence, per_target)
-    counts = torch.bincount(sentence, minlength=n).double()
+    counts = counts.double()
+    mean = sums.sum() / counts.sum()
     spread = ((sums - mean * counts) ** 2).sum() / (n * (n - 1))
-    return mean.item(), (spread.sqrt() / counts.mean()).item()
+    return (spread.sqrt() / counts.mean()).item()
 
 
 # ---------------------------------------------------------------------- training

@@ -28,16 +28,19 @@ sentences under both kinds of test mask at ``RATE``, drawn once from a fixed gen
 ``world.bayes_loss``, and ``gap`` is ``loss - floor`` (nats), ``se`` its standard error over
 the test set's sentences (:func:`bench.bench_lab.gap_and_se`, each sentence's blanks kept
 together): the noise of the one test set, which the seeds do not show. The
-curves score both test sets every ``--every`` steps.
+curves score both test sets every ``--every`` steps. ``pairs`` compares the two models on each
+test sentence by sentence (the same sentences, the same blanks): on each test, the model trained
+on the other kind minus the one trained on the test's kind, per seed with its standard error
+over sentences, and ``shared_se``, the standard error over sentences of that difference
+averaged over the seeds: the noise the one shared test set adds to the mean over seeds.
 
-Compute budget: 2 kinds x 5 seeds = 10 runs of 1,400 steps of the toy recipe, the blanks
-drawn one sentence at a time: about 5 minutes on 2 quiet cores (timed: one seed, ``--seeds
-1``, took 59 s, the token run 22 s and the span run 30 s of training; the recipe alone takes
-about 11 s; the full run took 382 s beside other work; the JSON records ``wall_s`` and each
-run's ``train_s``).
+Compute budget: 2 kinds x 15 seeds = 30 runs of 1,400 steps of the toy recipe, the blanks
+drawn one sentence at a time: about 14 minutes on 2 cores (the full run took 812 s beside light
+work; one token run trains in about 22 s and one span run in about 30 s, the rest is scoring;
+the recipe alone takes about 11 s; the JSON records ``wall_s`` and each run's ``train_s``).
 
-    python -m bench.bench_spans               # the full run, 5 seeds
-    python -m bench.bench_spans --seeds 7     # more seeds; --steps N, --every N
+    python -m bench.bench_spans               # the full run, 15 seeds
+    python -m bench.bench_spans --seeds 5     # fewer seeds; --steps N, --every N
     python -m bench.bench_spans --smoke       # seconds: tiny settings, writes to a temp dir
 
 It prints a table and writes JSON (``--json``, default bench/results/spans.json; with
@@ -60,7 +63,11 @@ with one seed)::
                   "span": {...},
                   "curves": {"token": [float], "span": [float]}}],           # eval losses
         "summary": {"token": {"loss": summary, "gap": ..., "se": ..., "accuracy": ...},
-                    "span": {...}}}}}
+                    "span": {...}}}},
+     "pairs": {"token" | "span": {                 # the test kind
+        "other_minus_own": [float],                # per seed, nats per blank
+        "se": [float],                             # per seed, over the test's sentences
+        "shared_se": float}}}                      # of the mean over seeds
 """
 
 from __future__ import annotations
@@ -73,7 +80,7 @@ from dataclasses import asdict
 import torch
 
 from bench._results import machine, mask_only_recipe, run_options, write
-from bench.bench_lab import gap_and_se, score, summary
+from bench.bench_lab import gap_and_se, ratio_se, score, summary, target_logits
 from mlmlib.constants import IGNORE_INDEX
 from mlmlib.corpora import Batch
 from mlmlib.masking import bert_count, choose_positions, mean_run_length, span_positions
@@ -81,10 +88,11 @@ from mlmlib.toyworld import ToyWorld
 from mlmlib.train import RunOptions, Trainer, build_model, toy_data
 
 KINDS = ("token", "span")
+OTHER = {"token": "span", "span": "token"}
 RATE = 0.4
 SPAN_P, MAX_SPAN = 0.2, 10  # SpanBERT's
 TEST_SEED = 1  # the test masks
-FULL = {"seeds": 5, "steps": 1400, "every": 100, "n_train": 20000, "n_eval": 1000}
+FULL = {"seeds": 15, "steps": 1400, "every": 100, "n_train": 20000, "n_eval": 1000}
 SMOKE = {"seeds": 2, "steps": 6, "every": 3, "n_train": 300, "n_eval": 50, "batch_size": 16,
          "warmup": 2}
 
@@ -111,8 +119,37 @@ def mask_rows(rows: Batch, kind: str, mask_token_id: int, rng: torch.Generator):
     return rows._replace(input_ids=ids, labels=labels), where
 
 
-def run(data, world: ToyWorld, size: dict, kind: str, seed: int, tests: dict) -> dict:
-    """One model trained on ``kind`` blanks: its scores on both test sets, and its curves."""
+def sentence_losses(model, batch: Batch) -> torch.Tensor:
+    """Each row's summed ``-log P`` of its true words at the blanks (float64): one row is one
+    test sentence."""
+    targets = batch.labels != IGNORE_INDEX
+    truth = batch.labels[targets]
+    logp = target_logits(model, batch).double().log_softmax(-1)[torch.arange(len(truth)), truth]
+    rows = targets.nonzero()[:, 0]  # each target's row, in row-major order
+    return torch.zeros(len(batch.labels), dtype=torch.float64).index_add_(0, rows, -logp)
+
+
+def pairs(sums: dict, tests: dict) -> dict:
+    """On each test, the model trained on the other kind minus the one trained on the test's
+    kind, seed by seed, paired sentence by sentence: each seed's mean difference (nats per
+    blank) and its standard error over the test's sentences; and ``shared_se``, the standard
+    error over sentences of the difference averaged over the seeds, the noise that the one
+    test set every run shares adds to the mean over seeds (the seeds' spread does not hold
+    it)."""
+    out = {}
+    for test in KINDS:
+        counts = (tests[test][0].labels != IGNORE_INDEX).sum(1)
+        diffs = [other[test] - own[test]  # (sentences,) one seed's paired differences
+                 for own, other in zip(sums[test], sums[OTHER[test]], strict=True)]
+        out[test] = {"other_minus_own": [(d.sum() / counts.sum()).item() for d in diffs],
+                     "se": [ratio_se(d, counts) for d in diffs],
+                     "shared_se": ratio_se(torch.stack(diffs).mean(0), counts)}
+    return out
+
+
+def run(data, world: ToyWorld, size: dict, kind: str, seed: int, tests: dict):
+    """One model trained on ``kind`` blanks: its scores on both test sets and its curves, and
+    each test sentence's summed loss, by test kind."""
     config, rec = mask_only_recipe(data, world, size, seed, rate=RATE, rule="bert")
     trainer = Trainer(build_model(config, seed=seed), data, rec,
                       RunOptions(eval_every=size["steps"], quiet=True))
@@ -135,14 +172,15 @@ def run(data, world: ToyWorld, size: dict, kind: str, seed: int, tests: dict) ->
         clock += time.perf_counter() - start
         if step % size["every"] == 0 or step == size["steps"]:
             scoring()
-    out = {"seed": seed, "train_s": clock}
+    out, sums = {"seed": seed, "train_s": clock}, {}
     for k, (batch, _, truth) in tests.items():
         s = score(trainer.model, batch)
         gap, se = gap_and_se(trainer.model, batch, truth,
                              expected=s["loss"] + truth.mean().item())
         out[k] = {"loss": s["loss"], "gap": gap, "se": se, "accuracy": s["accuracy"]}
+        sums[k] = sentence_losses(trainer.model, batch)
     out["curves"] = curves
-    return out
+    return out, sums
 
 
 def print_table(result: dict) -> None:
@@ -158,6 +196,12 @@ def print_table(result: dict) -> None:
             u = entry["summary"][test]["gap"]
             per_seed = " ".join(f"{r[test]['gap']:+.4f}" for r in entry["runs"])
             print(f"{trained:>10} {test:>6} {u['mean']:+.4f} ± {u['std']:.4f}  {per_seed}")
+    for test, p in result["pairs"].items():
+        d = p["other_minus_own"]
+        per_seed = " ".join(f"{v:+.4f} ({e:.4f})" for v, e in zip(d, p["se"], strict=True))
+        print(f"on the {test} test, trained on {OTHER[test]} minus trained on {test}: mean "
+              f"{sum(d) / len(d):+.4f}, the shared test set's standard error "
+              f"{p['shared_se']:.4f}; per seed {per_seed}")
     print(f"\nwall time {result['wall_s']:.0f} s")
 
 
@@ -190,16 +234,20 @@ def main(argv=None) -> int:
                            "mean_run": mean_run_length(where)}
                        for k, (_, where, truth) in tests.items()},
               "models": {}}
+    sums = {}  # trained kind -> one {test kind: (sentences,) summed losses} per seed
     for kind in KINDS:
-        runs = []
+        runs, sums[kind] = [], []
         for seed in seeds:
-            runs.append(run(data, world, size, kind, seed, tests))
+            out, per_sentence = run(data, world, size, kind, seed, tests)
+            runs.append(out)
+            sums[kind].append(per_sentence)
             print(f"  trained on {kind}, seed {seed}: {runs[-1]['train_s']:.0f} s, gap "
                   + ", ".join(f"{k} {runs[-1][k]['gap']:+.4f}" for k in KINDS), flush=True)
         result["models"][kind] = {
             "runs": runs,
             "summary": {k: {key: summary([r[k][key] for r in runs])
                             for key in ("loss", "gap", "se", "accuracy")} for k in KINDS}}
+    result["pairs"] = pairs(sums, tests)
     result["wall_s"] = time.perf_counter() - start
     print_table(result)
     write(result, "spans", args.json, smoke=args.smoke)

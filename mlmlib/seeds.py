@@ -20,7 +20,7 @@ import math
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from mlmlib._checks import numbers
+from mlmlib._checks import number, numbers
 
 # Student's t, the 97.5% quantile (a two-sided 95% interval), by degrees of freedom
 _T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
@@ -44,29 +44,35 @@ class PairedDifference(NamedTuple):
     """A paired difference ``b - a``: its mean, standard error and 95% interval."""
 
     mean: float  # mean of b - a over the pairs
-    se: float  # its standard error
+    se: float  # its standard error (the shared noise included, where given)
     low: float  # the 95% interval of the mean, from Student's t
     high: float
     n: int  # pairs
     lower_on: int  # pairs on which b is below a
 
 
-def paired_difference(a: Sequence[float], b: Sequence[float]) -> PairedDifference:
+def paired_difference(a: Sequence[float], b: Sequence[float],
+                      shared_se: float = 0.0) -> PairedDifference:
     r"""The difference ``b - a`` over pairs, with its 95% interval:
 
     .. math::
 
-        \bar d \pm t_{0.975,\,n-1}\, \frac{s_d}{\sqrt n}
+        \bar d \pm t_{0.975,\,n-1}\, \sqrt{\frac{s_d^2}{n} + \mathrm{SE}_\text{shared}^2}
 
-    ``a`` and ``b`` hold one result per seed, in the same order; at least two pairs."""
+    ``a`` and ``b`` hold one result per seed, in the same order; at least two pairs.
+    ``shared_se`` is the standard error of a noise that every pair shares, so that the spread
+    of the differences cannot show it: for example the one test set that every seed is scored
+    on. It is added in quadrature (the two noises independent); ``t`` keeps ``n - 1`` degrees
+    of freedom, which errs wide."""
     a = numbers(a, "a", ndim=1, empty=False).tolist()
     b = numbers(b, "b", ndim=1, empty=False).tolist()
     if len(a) != len(b) or len(a) < 2:
         raise ValueError(f"a and b must pair seed with seed, two pairs at least: got {len(a)} "
                          f"and {len(b)} numbers")
+    shared_se = number(shared_se, "shared_se", 0)
     d = [y - x for x, y in zip(a, b, strict=True)]
     n = len(d)
     mean = sum(d) / n
-    se = math.sqrt(sum((v - mean) ** 2 for v in d) / (n - 1) / n)
+    se = math.sqrt(sum((v - mean) ** 2 for v in d) / (n - 1) / n + shared_se**2)
     half = t_quantile(n - 1) * se
     return PairedDifference(mean, se, mean - half, mean + half, n, sum(v < 0 for v in d))

@@ -177,6 +177,18 @@ def test_spans(results):
                 curve = run["curves"][kind]
                 assert len(curve) == len(r["steps"])
                 assert curve[-1] == pytest.approx(run[kind]["loss"], rel=1e-6)
+    other = {"token": "span", "span": "token"}
+    for test, pair in r["pairs"].items():
+        # sentence by sentence in float64, the same as the two models' gaps in float32
+        gaps = {k: [run[test]["gap"] for run in r["models"][k]["runs"]] for k in other}
+        assert pair["other_minus_own"] == pytest.approx(
+            [b - a for a, b in zip(gaps[test], gaps[other[test]], strict=True)], abs=1e-3)
+        assert len(pair["se"]) == len(r["settings"]["seeds"])
+        # a difference's spread over sentences is at most the sum of the two models' spreads
+        for se, a, b in zip(pair["se"], r["models"][test]["runs"], r["models"][other[test]]["runs"],
+                            strict=True):
+            assert 0 < se <= a[test]["se"] + b[test]["se"] + 1e-9
+        assert 0 < pair["shared_se"] <= max(pair["se"])  # the mean over seeds is no noisier
 
 
 def test_scaling(results):

@@ -30,6 +30,7 @@ from mlmlib.exercises import (
     check_span_rise,
     check_trained_elsewhere,
 )
+from mlmlib.seeds import paired_difference, t_quantile
 
 KL = {"embeddings": [0.41, 0.43, 0.40], "block_1": [0.03, 0.05, 0.04],
       "head_transform": [0.02, 0.03, 0.02]}
@@ -183,6 +184,23 @@ def test_trained_elsewhere_counts_a_seed_within_its_error_as_level():
         check_trained_elsewhere("farther", matched, other, ses[:2])
 
 
+def test_trained_elsewhere_adds_the_shared_test_sets_noise():
+    matched, other = [0.02, 0.03, 0.02, 0.025], [0.05, 0.06, 0.055, 0.05]
+    assert check_trained_elsewhere("farther", matched, other, shared_se=0.0)
+    verdict = check_trained_elsewhere("farther", matched, other, shared_se=0.002)
+    assert verdict and "the test set's noise included" in str(verdict)
+    # the seeds agree closely, but the one test set they share is too noisy to tell
+    _fails_with(check_trained_elsewhere("farther", matched, other, shared_se=0.02),
+                "cannot settle", "holds 0", "the test set's noise included")
+    d = paired_difference(matched, other)
+    half = t_quantile(3) * math.sqrt(d.se**2 + 0.01**2)
+    assert f"{d.mean - half:+.3f} to {d.mean + half:+.3f}" in str(
+        check_trained_elsewhere("farther", matched, other, shared_se=0.01))
+    for bad, error in ((-0.01, ValueError), ("0.01", TypeError), (math.nan, ValueError)):
+        with pytest.raises(error, match="shared_se"):
+            check_trained_elsewhere("farther", matched, other, shared_se=bad)
+
+
 def test_trained_elsewhere_will_not_settle_a_split():
     for answer in ("closer", "farther"):
         _fails_with(check_trained_elsewhere(answer, [0.02, 0.05], [0.03, 0.04]),
@@ -229,7 +247,15 @@ def test_span_effect_cannot_tell():
     assert check_span_effect("raise", 1.20, 1.231, 0.01)  # 3.1 standard errors: it can
 
 
-@pytest.mark.parametrize("answer", [None, "", "same", 1.5])
+@pytest.mark.parametrize("answer", ["same", "No change", "the same", "neither"])
+def test_span_effect_names_same_as_the_usual_mistake(answer):
+    _fails_with(check_span_effect(answer, 1.20, 1.35, 0.01), "Not the same",
+                "spans raise the floor", "same number of hidden words", "?")
+    _fails_with(check_span_effect(answer, 1.20, 1.10, 0.01), "Not the same", "spans lower")
+    _fails_with(check_span_effect(answer, 1.20, 1.21, 0.01), "cannot tell")
+
+
+@pytest.mark.parametrize("answer", [None, "", "maybe", 1.5])
 def test_span_effect_template(answer):
     _fails_with(check_span_effect(answer, 1.20, 1.35, 0.01), "Not answered yet",
                 '"raise" or "lower"')

@@ -62,6 +62,7 @@ NOT_MEASURED = {
     "2.78": "Student's t quantile, 4 degrees of freedom (checked below)",
     "0.34": "Hoffmann et al. 2022's fitted alpha",
     "0.28": "Hoffmann et al. 2022's fitted beta",
+    "0.08": "Kaplan et al. 2020's exponent for non-embedding parameters (about 0.076)",
 }
 
 

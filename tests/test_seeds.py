@@ -25,6 +25,19 @@ def test_t_quantile_from_the_table_errs_wide(df, t):
     assert t_quantile(df) == t
 
 
+def test_a_shared_noise_widens_the_interval_in_quadrature():
+    a, b = [0.02, 0.03, 0.02, 0.025], [0.05, 0.06, 0.055, 0.05]
+    plain, shared = paired_difference(a, b), paired_difference(a, b, shared_se=0.01)
+    assert shared.mean == plain.mean and shared.lower_on == plain.lower_on
+    assert shared.se == pytest.approx(math.hypot(plain.se, 0.01))
+    assert shared.high - shared.mean == pytest.approx(3.182 * shared.se)
+    assert paired_difference(a, b, shared_se=0.0) == plain
+    with pytest.raises(ValueError, match="shared_se"):
+        paired_difference(a, b, shared_se=-0.01)
+    with pytest.raises(TypeError, match="shared_se"):
+        paired_difference(a, b, shared_se=None)
+
+
 def test_bad_input_is_named():
     with pytest.raises(ValueError, match="two pairs at least"):
         paired_difference([0.1], [0.2])

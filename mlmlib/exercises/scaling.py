@@ -39,7 +39,7 @@ from mlmlib.seeds import paired_difference
 
 SPAN_WORDS = {"raise": "raise", "raises": "raise", "raised": "raise", "higher": "raise",
               "up": "raise", "lower": "lower", "lowers": "lower", "lowered": "lower",
-              "down": "lower"}
+              "down": "lower", "same": "same", "no_change": "same", "neither": "same"}
 
 
 def check_span_effect(answer, token_floor: float, span_floor: float,
@@ -47,7 +47,8 @@ def check_span_effect(answer, token_floor: float, span_floor: float,
     """Check a prediction: at the same rate and number of hidden words, do spans "raise" or
     "lower" the floor against single words? ("raises", "raised", "higher" and "up" count as
     "raise"; "lowers", "lowered" and "down" as "lower".) A difference of less than 3 standard
-    errors is one the measurement cannot tell, and no prediction is checked.
+    errors is one the measurement cannot tell, and no prediction is checked. The usual mistake,
+    "same" (or "no change"), counts the hidden words and forgets their arrangement.
     """
     token_floor = number(token_floor, "token_floor", 0, above=True)
     span_floor = number(span_floor, "span_floor", 0, above=True)
@@ -64,6 +65,9 @@ def check_span_effect(answer, token_floor: float, span_floor: float,
     moved = f"spans {measured} the floor, from {token_floor:.4f} to {span_floor:.4f} nats"
     if word == measured:
         return _yes(f"Your prediction matches: {moved}.")
+    if word == "same":
+        return _no(f"Not the same: {moved}. The same number of hidden words does not make the "
+                   "same floor: which words does a span hide together?")
     if measured == "raise":
         return _no(f"Not yet: {moved}. A span hides a word's neighbours together with it, and "
                    "the neighbours are what predicts it (the determiner and adjective before a "
@@ -109,23 +113,27 @@ def check_span_rise(answer, rise: float, spanbert_rise: float) -> Verdict:
 
 
 def check_trained_elsewhere(answer, matched_gaps, other_gaps, standard_errors=None,
-                            test: str = "single-word") -> Verdict:
+                            test: str = "single-word", shared_se: float | None = None) -> Verdict:
     """Check a prediction, "closer" or "farther": on a test mask of one kind, does the model
     trained on the other kind end closer to the test's floor than the model trained on the
     test's own kind, or farther? ``matched_gaps`` are the loss minus the floor of the model
     trained on the test's kind, one per seed, ``other_gaps`` those of the model trained on the
     other kind, paired seed by seed; ``standard_errors`` (optional) one per seed, the standard
     error of that seed's difference (the test set's noise). A seed whose difference is no
-    larger than its standard error counts as level, on neither side.
+    larger than its standard error counts as level, on neither side. ``shared_se`` (optional)
+    is the standard error that the one test set every seed is scored on adds to the mean
+    difference, which the seeds' spread does not hold.
 
     With two seeds or more, a side counts only when the 95% interval of the mean difference
-    (:func:`mlmlib.seeds.paired_difference`) excludes 0; with one seed, only when that seed is
-    not level. The usual mistake, "closer", expects the harder training to teach the easier
-    test too."""
+    excludes 0 (:func:`mlmlib.seeds.paired_difference`, ``shared_se`` included); with one
+    seed, only when that seed is not level. The usual mistake, "closer", expects the harder
+    training to teach the easier test too."""
     # a gap may be a little below 0: one test set's luck
     matched = numbers(matched_gaps, "matched_gaps", ndim=1, empty=False)
     other = numbers(other_gaps, "other_gaps", ndim=1, empty=False)
     kind(test, "test", str)
+    if shared_se is not None:
+        shared_se = number(shared_se, "shared_se", 0)
     if len(matched) != len(other):
         raise ValueError(f"matched_gaps and other_gaps must pair seed with seed: got "
                          f"{len(matched)} and {len(other)} numbers")
@@ -152,11 +160,12 @@ def check_trained_elsewhere(answer, matched_gaps, other_gaps, standard_errors=No
         said = (f"on the {test} test, {what} ends {measured} from the floor on its one seed, by "
                 f"{abs(diffs[0]):.3f} nats")
     else:
-        d = paired_difference(matched, other)
+        d = paired_difference(matched, other, shared_se or 0.0)
         seeds = (f"farther on {farther} of {n} seeds, closer on {closer}"
                  + (f", level within one standard error on {n - farther - closer}"
                     if standard_errors is not None or level.any() else ""))
-        interval = f"95% interval {d.low:+.3f} to {d.high:+.3f}"
+        interval = (f"95% interval {d.low:+.3f} to {d.high:+.3f}"
+                    + (", the test set's noise included" if shared_se is not None else ""))
         if d.low <= 0 <= d.high:
             disagree = "The seeds disagree" if farther and closer else "The seeds cannot settle it"
             side = "farther" if d.mean > 0 else "closer"
