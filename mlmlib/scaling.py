@@ -100,7 +100,7 @@ def fit_power_law(sizes, losses, *, floor: float | None = None, bounded: bool = 
 
 
 def bootstrap_power_law(sizes, runs, *, floor: float | None = None, resamples: int = 1000,
-                        rng, paired: bool = False) -> dict[str, np.ndarray]:
+                        rng, paired: bool = False, noise=None) -> dict[str, np.ndarray]:
     """The spread of :func:`fit_power_law` over seeds, by the bootstrap.
 
     ``runs`` holds the losses ``(len(sizes), seeds)``, one row per size. Each resample draws,
@@ -108,8 +108,11 @@ def bootstrap_power_law(sizes, runs, *, floor: float | None = None, resamples: i
     and fits the means (with ``floor`` as :func:`fit_power_law` takes it). With ``paired``,
     each resample draws the seeds once and uses the same ones at every size: column ``j`` of
     ``runs`` must then be one seed's runs, which a shared data order links across sizes.
-    ``rng`` (a seed or a ``torch.Generator``) makes every draw, so the same seed gives the
-    same arrays.
+    ``noise`` (optional, one standard deviation per size, not negative) adds to each
+    resample's mean at each size a normal draw of that size's deviation, independently: a noise
+    the seeds' spread does not show, such as that of the one evaluation set every run is
+    scored on. ``rng`` (a seed or a ``torch.Generator``) makes every draw, so the same seed
+    gives the same arrays; without ``noise``, the same arrays as before it existed.
 
     Returns:
         ``{"E": (resamples,), "A": (resamples,), "alpha": (resamples,)}``, float64 (``E`` is
@@ -123,9 +126,20 @@ def bootstrap_power_law(sizes, runs, *, floor: float | None = None, resamples: i
     if not isinstance(paired, bool):
         raise TypeError(f"paired must be True or False, got {type(paired).__name__}")
     k, seeds = runs.shape
+    if noise is not None:
+        noise = numbers(noise, "noise", 0, ndim=1)
+        if len(noise) != k:
+            raise ValueError(f"noise needs one standard deviation per size: got {len(noise)} "
+                             f"for {k} sizes")
+    g = generator(rng)
     picks = torch.randint(seeds, (resamples, 1 if paired else k, seeds),
-                          generator=generator(rng)).expand(resamples, k, seeds).numpy()
+                          generator=g).expand(resamples, k, seeds).numpy()
     means = runs[np.arange(k)[:, None], picks].mean(2)  # (resamples, k)
+    if noise is not None:
+        means = means + torch.randn(resamples, k, generator=g, dtype=torch.float64).numpy() * noise
+        if (means <= 0).any() or (floor is not None and (means <= floor).any()):
+            raise ValueError("noise this large moves a mean loss to the floor or below: is it "
+                             "a standard deviation in nats?")
     laws = [_fit(sizes, row, floor) for row in means]
     out = {key: np.array([getattr(law, key) for law in laws]) for key in ("E", "A", "alpha")}
     out["at_bound"] = np.array([law.at_bound for law in laws])

@@ -337,6 +337,8 @@ def test_exponent_side_compares_the_two_size_exponent_with_the_fitted_one():
     assert check_exponent_side("lower", ALPHA + 0.1, N1, N2, L1, L2, E)
     assert check_exponent_side(" Higher ", ALPHA - 0.1, N1, N2, L1, L2, E)
     wrong = check_exponent_side("higher", ALPHA + 0.1, N1, N2, L1, L2, E)
+    assert "usual mistake" in str(wrong) and "steep fall of the smallest sizes" in str(wrong)
+    assert "usual mistake" not in str(check_exponent_side("lower", ALPHA - 0.1, N1, N2, L1, L2, E))
     _fails_with(wrong, "lower than the fitted", "leans on the sizes where the loss falls most")
     _fails_with(check_exponent_side(None, ALPHA, N1, N2, L1, L2, E), "Not answered yet")
     _fails_with(check_exponent_side("lower", ALPHA, N1, N2, L1, L2, E), "equal")

@@ -141,6 +141,29 @@ def test_lifting_the_bound_lets_a_fitted_E_pass_the_lowest_loss():
         fit_power_law(SIZES, level, bounded="no")
 
 
+def test_the_bootstrap_can_add_a_noise_the_seeds_do_not_show():
+    runs = noisy(1)
+    plain = bootstrap_power_law(SIZES, runs, resamples=40, rng=3)
+    assert all(np.array_equal(plain[k], v) for k, v in bootstrap_power_law(
+        SIZES, runs, resamples=40, rng=3, noise=None).items())
+    zero = bootstrap_power_law(SIZES, runs, resamples=40, rng=3, noise=[0.0] * len(SIZES))
+    assert all(np.allclose(plain[k], v) for k, v in zero.items() if k != "at_bound")
+    small = 0.1 * (runs.mean(1) - E)  # a tenth of each size's distance above the limit
+    noisy_fit = bootstrap_power_law(SIZES, runs, floor=E, resamples=40, rng=3, noise=small)
+    quiet = bootstrap_power_law(SIZES, runs, floor=E, resamples=40, rng=3)
+    assert np.std(noisy_fit["alpha"]) > np.std(quiet["alpha"])  # the added noise widens it
+    same = np.repeat(noisy(2)[:, :1], 3, axis=1)  # one seed: only the added noise moves it
+    out = bootstrap_power_law(SIZES, same, floor=E, resamples=20, rng=0,
+                              noise=0.1 * (same[:, 0] - E))
+    assert len(np.unique(out["alpha"])) == 20
+    with pytest.raises(ValueError, match="one standard deviation per size"):
+        bootstrap_power_law(SIZES, runs, resamples=2, rng=0, noise=[0.01])
+    with pytest.raises(ValueError, match="noise"):
+        bootstrap_power_law(SIZES, runs, resamples=2, rng=0, noise=[-0.01] * len(SIZES))
+    with pytest.raises(ValueError, match="floor or below"):
+        bootstrap_power_law(SIZES, runs, floor=E, resamples=20, rng=0, noise=[50.0] * len(SIZES))
+
+
 def test_with_one_seed_or_identical_seeds_every_resample_is_the_same_fit():
     one = noisy(2)[:, :1]
     law = fit_power_law(SIZES, one[:, 0])

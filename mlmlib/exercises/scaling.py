@@ -194,6 +194,9 @@ def check_exponent_side(answer, fitted: float, n1: float, n2: float, loss1: floa
     two = _two_size_exponent(n1, n2, loss1, loss2, floor)
     hint = ("A fit on the logarithms of the whole loss leans on the sizes where the loss falls "
             "most. Is the fall between these two sizes as steep as the one the fit leans on?")
+    if _word(answer) == "higher":  # the usual mistake, named
+        hint = ("Expecting the steep fall of the smallest sizes to go on is the usual mistake. "
+                + hint)
     return _higher_or_lower(answer, two, fitted,
                             f"{symbol} from these two sizes is {{side}} than the fitted "
                             f"{fitted:.3f}", hint)
