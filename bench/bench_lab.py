@@ -182,12 +182,22 @@ def score(model, ev: Batch) -> dict:
 def gap_and_se(model, ev: Batch, exact_truth: torch.Tensor, groups: torch.Tensor | None = None,
                expected: float | None = None) -> tuple[float, float]:
     """The model's mean loss minus the exact floor over the targets of ``ev``, and that
-    difference's standard error. ``exact_truth`` is each target's exact log probability of its
-    true word, in row-major order (``-world.bayes_loss(sentences, blanks, reduction="none")``).
+    difference's standard error over sentences, each sentence's targets kept together (a ratio
+    estimate: :func:`sentence_gaps`, then :func:`ratio_se`)."""
+    mean, sums, counts = sentence_gaps(model, ev, exact_truth, groups, expected)
+    return mean, ratio_se(sums, counts)
 
-    The blanks of one sentence are not independent, so the error is taken over sentences: each
-    row's targets stay together (a ratio estimate: the spread of each row's summed gap around
-    the mean gap times its number of targets). ``groups`` gives each row of ``ev`` a sentence
+
+def sentence_gaps(model, ev: Batch, exact_truth: torch.Tensor,
+                  groups: torch.Tensor | None = None, expected: float | None = None):
+    """The model's mean loss minus the exact floor over the targets of ``ev``, and each
+    sentence's summed gap and number of targets (float64 and long tensors, by sentence id):
+    what a standard error over sentences needs. ``exact_truth`` is each target's exact log
+    probability of its true word, in row-major order
+    (``-world.bayes_loss(sentences, blanks, reduction="none")``).
+
+    The blanks of one sentence are not independent, so they are summed by sentence: each
+    row's targets stay together. ``groups`` gives each row of ``ev`` a sentence
     id, for sets whose rows repeat a sentence (several masks of it); by default each row is
     its own sentence. ``expected`` is the loss minus the floor the caller measured its own way
     (in float32): a mean more than 1e-3 away from it means the targets and their exact log
@@ -208,7 +218,7 @@ def gap_and_se(model, ev: Batch, exact_truth: torch.Tensor, groups: torch.Tensor
     _, sentence = torch.unique(sentence, return_inverse=True)  # 0, 1, ... per sentence
     n = int(sentence.max()) + 1
     sums = torch.zeros(n, dtype=torch.float64).index_add_(0, sentence, per_target)
-    return mean.item(), ratio_se(sums, torch.bincount(sentence, minlength=n))
+    return mean.item(), sums, torch.bincount(sentence, minlength=n)
 
 
 def ratio_se(sums: torch.Tensor, counts: torch.Tensor) -> float:

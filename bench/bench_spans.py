@@ -26,7 +26,7 @@ Every model is scored (mean ``-log P`` over the blanks, nats) on the 1,000 evalu
 sentences under both kinds of test mask at ``RATE``, drawn once from a fixed generator
 (``TEST_SEED``), so every run meets the same blanks; each test set has its exact floor,
 ``world.bayes_loss``, and ``gap`` is ``loss - floor`` (nats), ``se`` its standard error over
-the test set's sentences (:func:`bench.bench_lab.gap_and_se`, each sentence's blanks kept
+the test set's sentences (:func:`bench.bench_lab.sentence_gaps`, each sentence's blanks kept
 together): the noise of the one test set, which the seeds do not show. The
 curves score both test sets every ``--every`` steps. ``pairs`` compares the two models on each
 test sentence by sentence (the same sentences, the same blanks): on each test, the model trained
@@ -80,7 +80,7 @@ from dataclasses import asdict
 import torch
 
 from bench._results import machine, mask_only_recipe, run_options, write
-from bench.bench_lab import gap_and_se, ratio_se, score, summary, target_logits
+from bench.bench_lab import ratio_se, score, sentence_gaps, summary
 from mlmlib.constants import IGNORE_INDEX
 from mlmlib.corpora import Batch
 from mlmlib.masking import bert_count, choose_positions, mean_run_length, span_positions
@@ -119,23 +119,14 @@ def mask_rows(rows: Batch, kind: str, mask_token_id: int, rng: torch.Generator):
     return rows._replace(input_ids=ids, labels=labels), where
 
 
-def sentence_losses(model, batch: Batch) -> torch.Tensor:
-    """Each row's summed ``-log P`` of its true words at the blanks (float64): one row is one
-    test sentence."""
-    targets = batch.labels != IGNORE_INDEX
-    truth = batch.labels[targets]
-    logp = target_logits(model, batch).double().log_softmax(-1)[torch.arange(len(truth)), truth]
-    rows = targets.nonzero()[:, 0]  # each target's row, in row-major order
-    return torch.zeros(len(batch.labels), dtype=torch.float64).index_add_(0, rows, -logp)
-
-
 def pairs(sums: dict, tests: dict) -> dict:
     """On each test, the model trained on the other kind minus the one trained on the test's
     kind, seed by seed, paired sentence by sentence: each seed's mean difference (nats per
     blank) and its standard error over the test's sentences; and ``shared_se``, the standard
     error over sentences of the difference averaged over the seeds, the noise that the one
     test set every run shares adds to the mean over seeds (the seeds' spread does not hold
-    it)."""
+    it). ``sums`` holds each sentence's summed gap (loss minus floor): both models share each
+    sentence's floor, so the difference of gaps is the difference of losses."""
     out = {}
     for test in KINDS:
         counts = (tests[test][0].labels != IGNORE_INDEX).sum(1)
@@ -149,7 +140,7 @@ def pairs(sums: dict, tests: dict) -> dict:
 
 def run(data, world: ToyWorld, size: dict, kind: str, seed: int, tests: dict):
     """One model trained on ``kind`` blanks: its scores on both test sets and its curves, and
-    each test sentence's summed loss, by test kind."""
+    each test sentence's summed gap (loss minus floor), by test kind."""
     config, rec = mask_only_recipe(data, world, size, seed, rate=RATE, rule="bert")
     trainer = Trainer(build_model(config, seed=seed), data, rec,
                       RunOptions(eval_every=size["steps"], quiet=True))
@@ -175,10 +166,10 @@ def run(data, world: ToyWorld, size: dict, kind: str, seed: int, tests: dict):
     out, sums = {"seed": seed, "train_s": clock}, {}
     for k, (batch, _, truth) in tests.items():
         s = score(trainer.model, batch)
-        gap, se = gap_and_se(trainer.model, batch, truth,
-                             expected=s["loss"] + truth.mean().item())
-        out[k] = {"loss": s["loss"], "gap": gap, "se": se, "accuracy": s["accuracy"]}
-        sums[k] = sentence_losses(trainer.model, batch)
+        gap, sums[k], counts = sentence_gaps(trainer.model, batch, truth,
+                                             expected=s["loss"] + truth.mean().item())
+        out[k] = {"loss": s["loss"], "gap": gap, "se": ratio_se(sums[k], counts),
+                  "accuracy": s["accuracy"]}
     out["curves"] = curves
     return out, sums
 
@@ -234,7 +225,7 @@ def main(argv=None) -> int:
                            "mean_run": mean_run_length(where)}
                        for k, (_, where, truth) in tests.items()},
               "models": {}}
-    sums = {}  # trained kind -> one {test kind: (sentences,) summed losses} per seed
+    sums = {}  # trained kind -> one {test kind: (sentences,) summed gaps} per seed
     for kind in KINDS:
         runs, sums[kind] = [], []
         for seed in seeds:
